@@ -1,0 +1,3 @@
+from dralint.cli import entry
+
+entry()

@@ -1,0 +1,1 @@
+"""Rule implementations, one module per family; each function is registered with ``@rule``."""

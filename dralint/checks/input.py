@@ -1,0 +1,59 @@
+"""DRA0xx: what the loader found (syntax, templates, duplicates, limits) and non-objects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dralint.index import ValuesDoc
+from dralint.load import SourceFile
+from dralint.model import Violation
+from dralint.registry import Context, rule
+
+
+def _problems(sf: SourceFile, code: str) -> Iterator[Violation]:
+    for p in sf.problems:
+        if p.code == code:
+            yield Violation(p.message, span=p.span)
+
+
+@rule("DRA001", scope="file")
+def yaml_syntax_error(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
+    yield from _problems(sf, "DRA001")
+
+
+@rule("DRA002", scope="values")
+def not_a_kubernetes_object(vd: ValuesDoc, ctx: Context) -> Iterator[Violation]:
+    data = vd.data
+    if isinstance(data, dict):
+        missing = [k for k in ("apiVersion", "kind") if not isinstance(data.get(k), str)]
+        yield Violation(f"document is not a Kubernetes object (no {' or '.join(missing)}); it is not checked")
+    else:
+        yield Violation(f"document is a {type(data).__name__}, not a Kubernetes object; it is not checked")
+
+
+@rule("DRA003", scope="file")
+def unrendered_template(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
+    yield from _problems(sf, "DRA003")
+
+
+@rule("DRA004", scope="file")
+def duplicate_key(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
+    for doc in sf.documents:
+        for key, start, end, first in doc.duplicates:
+            first_line, _ = sf.line_col(first)
+            yield Violation(
+                f"duplicate key `{key}` (first defined on line {first_line}); kubectl rejects this, "
+                "other tools silently keep the last value",
+                span=sf.span(start, end),
+            )
+
+
+@rule("DRA005", scope="file")
+def input_limit(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
+    yield from _problems(sf, "DRA005")
+
+
+@rule("DRA006", scope="file")
+def unused_suppression(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
+    # Produced by the engine after all other rules ran (it needs their results); nothing here.
+    return iter(())

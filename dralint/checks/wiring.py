@@ -1,0 +1,226 @@
+"""DRA3xx: how pods, claims, templates and device classes refer to each other, across files."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from dralint import dra, k8s
+from dralint.index import K8sObject
+from dralint.model import Applicability, Edit, Fix, Violation
+from dralint.registry import Context, rule
+
+
+def _suggest(name: str, candidates: list[str]) -> str:
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+@rule("DRA301")
+def undeclared_container_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for ps in obj.pod_specs:
+        declared = [c.name for c in dra.pod_claims(ps) if c.name]
+        for c in k8s.containers(ps):
+            for i, ref in dra.container_claim_refs(c):
+                name = ref.get("name")
+                if isinstance(name, str) and name not in declared:
+                    listed = ", ".join(f"`{d}`" for d in declared) if declared else "none are declared"
+                    yield Violation(
+                        f"container `{c.name}` uses claim `{name}`, which is not in the pod's "
+                        f"`spec.resourceClaims` ({listed}){_suggest(name, declared)}",
+                        (*c.path, "resources", "claims", i, "name"),
+                        on="value",
+                    )
+
+
+@rule("DRA302")
+def unused_pod_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for ps in obj.pod_specs:
+        used = {
+            ref.get("name") for c in k8s.containers(ps) for _, ref in dra.container_claim_refs(c)
+        }
+        for claim in dra.pod_claims(ps):
+            if claim.name and claim.name not in used:
+                yield Violation(
+                    f"pod claim `{claim.name}` is not used by any container: its devices are allocated and "
+                    "stay idle (add it to a container's `resources.claims`, or remove it)",
+                    (*claim.path, "name"),
+                    on="value",
+                )
+
+
+def _elsewhere(obj: K8sObject, ctx: Context, kind: str, name: str) -> str:
+    others = [o.namespace or "(no namespace)" for o in ctx.index.find_any_namespace(kind, name)]
+    if others:
+        return (f"; a {kind} with that name exists in namespace {', '.join(f'`{n}`' for n in sorted(set(others)))}, "
+                "but pods can only use objects in their own namespace")
+    return ""
+
+
+@rule("DRA303")
+def missing_resource_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for ps in obj.pod_specs:
+        for claim in dra.pod_claims(ps):
+            if claim.claim_name and not claim.template_name and not dra.resolve(ctx.index, claim, obj.namespace):
+                names = [o.name for o in ctx.index.of_kind("ResourceClaim") if o.name]
+                ns = f" in namespace `{obj.namespace}`" if obj.namespace else ""
+                hint = _elsewhere(obj, ctx, "ResourceClaim", claim.claim_name) or _suggest(claim.claim_name, names)
+                yield Violation(
+                    f"ResourceClaim `{claim.claim_name}` is not defined in the linted files{ns}; the pod stays Pending "
+                    f"until it exists{hint}",
+                    (*claim.path, "source", "resourceClaimName") if "source" in claim.data
+                    else (*claim.path, "resourceClaimName"),
+                    on="value",
+                )
+
+
+@rule("DRA304")
+def missing_claim_template(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for ps in obj.pod_specs:
+        for claim in dra.pod_claims(ps):
+            name = claim.template_name
+            if not name or claim.claim_name:
+                continue
+            if dra.resolve(ctx.index, claim, obj.namespace) or dra.template_providers(ctx.index, name, obj.namespace):
+                continue
+            names = [o.name for o in ctx.index.of_kind("ResourceClaimTemplate") if o.name]
+            ns = f" in namespace `{obj.namespace}`" if obj.namespace else ""
+            yield Violation(
+                f"ResourceClaimTemplate `{name}` is not defined in the linted files{ns} (nor created by a "
+                "ComputeDomain); the pod stays Pending until it exists"
+                f"{_elsewhere(obj, ctx, 'ResourceClaimTemplate', name) or _suggest(name, names)}",
+                (*claim.path, "source", "resourceClaimTemplateName") if "source" in claim.data
+                else (*claim.path, "resourceClaimTemplateName"),
+                on="value",
+            )
+
+
+def known_classes(ctx: Context) -> set[str]:
+    """Device classes defined in the set plus those the configured drivers install."""
+    hit = ctx.cache.get("known-device-classes")
+    if hit is None:
+        from dralint.drivers import installed_classes
+
+        hit = {o.name for o in ctx.index.of_kind("DeviceClass") if o.name} | installed_classes(ctx.profile)
+        ctx.cache["known-device-classes"] = hit
+    return set(hit)
+
+
+@rule("DRA305", kinds=("ResourceClaim", "ResourceClaimTemplate"))
+def unknown_device_class(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    from dralint.drivers import stale_class_note
+
+    known = known_classes(ctx)
+    for r in dra.requests(obj):
+        for alt in r.alternatives:
+            dc = alt.device_class
+            if dc is None or dc in known:
+                continue
+            note = stale_class_note(dc, ctx.profile)
+            yield Violation(
+                f"device class `{dc}` is neither defined in the linted files nor installed by a configured driver"
+                f"{'; ' + note if note else _suggest(dc, sorted(known))}; the scheduler reports "
+                f"\"device class {dc} does not exist\" and the pod stays Pending",
+                (*alt.path, "deviceClassName"),
+                on="value",
+            )
+
+
+@rule("DRA306")
+def unknown_claim_request(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for ps in obj.pod_specs:
+        claims = {c.name: c for c in dra.pod_claims(ps) if c.name}
+        for c in k8s.containers(ps):
+            for i, ref in dra.container_claim_refs(c):
+                req = ref.get("request")
+                ref_name = ref.get("name")
+                claim = claims.get(ref_name) if isinstance(ref_name, str) else None
+                if not isinstance(req, str) or claim is None:
+                    continue
+                path = (*c.path, "resources", "claims", i, "request")
+                if "/" in req:
+                    main = req.split("/", 1)[0]
+                    yield Violation(
+                        f"`request: {req}` names a subrequest; containers must name the main request "
+                        f"(`{main}`): the chosen `firstAvailable` alternative is implied",
+                        path,
+                        on="value",
+                        fix=Fix(f"Use the main request `{main}`", Applicability.SAFE, (Edit("set", path, value=main),)),
+                    )
+                    continue
+                targets = dra.resolve(ctx.index, claim, obj.namespace)
+                if not targets:
+                    continue
+                names = set().union(*(dra.request_names(t) for t in targets))
+                if req not in names:
+                    listed = ", ".join(f"`{n}`" for n in sorted(names)) or "none"
+                    yield Violation(
+                        f"claim `{claim.name}` ({claim.target_kind} `{claim.target_name}`) has no request `{req}` "
+                        f"(it has {listed}){_suggest(req, sorted(names))}",
+                        path,
+                        on="value",
+                    )
+
+
+@rule("DRA307", kinds=("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job",
+                       "CronJob"))
+def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    replicas = k8s.replicas(obj.kind, obj.data)
+    if obj.kind in ("Job", "CronJob"):
+        spec = obj.data.get("spec") if obj.kind == "Job" else k8s.get(obj.data, "spec", "jobTemplate", "spec")
+        par = k8s.get(spec, "parallelism")
+        replicas = par if isinstance(par, int) and not isinstance(par, bool) else 1
+    many = obj.kind == "DaemonSet" or (replicas is not None and replicas > 1)
+    if not many:
+        return
+    for ps in obj.pod_specs:
+        for claim in dra.pod_claims(ps):
+            if not claim.claim_name or claim.template_name:
+                continue
+            who = "every node's pod" if obj.kind == "DaemonSet" else f"all {replicas} replicas"
+            extra = (" Node-local devices are allocated on one node, so pods on other nodes stay Pending."
+                     if obj.kind == "DaemonSet" else "")
+            yield Violation(
+                f"standalone ResourceClaim `{claim.claim_name}` is shared by {who}: they all get the same devices."
+                f"{extra} Use `resourceClaimTemplateName` for one claim per pod",
+                (*claim.path, "resourceClaimName"),
+                on="key",
+            )
+
+
+@rule("DRA309")
+def pod_claim_source(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for ps in obj.pod_specs:
+        for claim in dra.pod_claims(ps):
+            d = claim.data
+            src = d.get("source")
+            if isinstance(src, dict):
+                edits = [Edit("delete", (*claim.path, "source"))]
+                for k in ("resourceClaimName", "resourceClaimTemplateName"):
+                    if k in src:
+                        edits.append(Edit("insert", claim.path, key=k, value=src[k]))
+                safe = len(edits) == 2 and not any(k in d for k in ("resourceClaimName", "resourceClaimTemplateName"))
+                yield Violation(
+                    "`source` wrapper was removed in Kubernetes 1.31: put `resourceClaimName` or "
+                    "`resourceClaimTemplateName` directly on the `resourceClaims` entry",
+                    (*claim.path, "source"),
+                    fix=Fix("Move the claim reference out of `source`", Applicability.SAFE, tuple(edits))
+                    if safe
+                    else None,
+                )
+                continue
+            has = [k for k in ("resourceClaimName", "resourceClaimTemplateName") if d.get(k)]
+            if len(has) == 1:
+                continue
+            if not has:
+                yield Violation(
+                    f"pod claim `{claim.name or '?'}` must name exactly one of `resourceClaimName` or "
+                    "`resourceClaimTemplateName` (it names neither)",
+                    claim.path,
+                )
+            else:
+                yield Violation(
+                    f"pod claim `{claim.name or '?'}` names both `resourceClaimName` and `resourceClaimTemplateName`; "
+                    "exactly one is allowed",
+                    (*claim.path, "resourceClaimTemplateName"),
+                )

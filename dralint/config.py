@@ -1,0 +1,284 @@
+"""Configuration: ``.dralint.yaml`` (searched upward) or ``[tool.dralint]`` in ``pyproject.toml``.
+
+The file is validated against a JSON schema, and each rule's options against the options schema
+in its ``rule.yaml``; unknown keys are errors (exit 2), because a typo in a CI gate's config
+should fail loudly rather than silently check less.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from dralint.catalog import RuleMeta, catalog
+from dralint.model import Severity
+from dralint.profile import ClusterProfile, DriverProfile, ProfileError, normalize_minor
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CONFIG_NAMES = (".dralint.yaml", ".dralint.yml")
+
+
+class ConfigError(ValueError):
+    """Invalid configuration or options (exit code 2)."""
+
+
+_CODES = {"type": "array", "items": {"type": "string"}}
+_BOOL_MAP = {"type": "object", "additionalProperties": {"type": "boolean"}}
+
+CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "select": _CODES,
+        "extend-select": _CODES,
+        "ignore": _CODES,
+        "per-file-ignores": {"type": "object", "additionalProperties": _CODES},
+        "exclude": {"type": "array", "items": {"type": "string"}},
+        "extend-exclude": {"type": "array", "items": {"type": "string"}},
+        "severity": {
+            "type": "object",
+            "additionalProperties": {"enum": ["error", "warning", "info"]},
+        },
+        "rules": {"type": "object", "additionalProperties": {"type": "object"}},
+        "fail-on": {"enum": ["error", "warning", "info", "never"]},
+        "max-file-size": {"type": "integer", "minimum": 1},
+        "kubernetes-version": {"type": ["string", "number"]},
+        "feature-gates": _BOOL_MAP,
+        "runtime-config": _BOOL_MAP,
+        "drivers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "version": {"type": ["string", "number"]},
+                    "feature-gates": _BOOL_MAP,
+                },
+            },
+        },
+        "inventory": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        "extended-resources": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["pattern", "device-class"],
+                "properties": {
+                    "pattern": {"type": "string"},
+                    "kind": {"enum": ["gpu", "mig", "shared"]},
+                    "vendor": {"type": "string"},
+                    "device-class": {"type": "string"},
+                },
+            },
+        },
+        "values-files": {"type": "array", "items": {"type": "string"}},
+        "unsafe-fixes": {"type": "boolean"},
+        "cache-dir": {"type": "string"},
+        "output-format": {"type": "string"},
+    },
+}
+
+DEFAULT_EXCLUDES = (
+    ".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__",
+    ".mypy_cache", ".ruff_cache", ".pytest_cache", ".dralint_cache",
+)
+
+
+@dataclass
+class Config:
+    path: Path | None = None  # the file it came from
+    root: Path = field(default_factory=Path.cwd)
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    severity: dict[str, Severity] = field(default_factory=dict)
+    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fail_on: str = "warning"
+    max_file_size: int = 16 * 1024 * 1024
+    unsafe_fixes: bool = False
+    cache_dir: str | None = None
+    profile: ClusterProfile = field(default_factory=ClusterProfile)
+
+    # -- rule selection ------------------------------------------------------------------------
+    def selected(self) -> dict[str, RuleMeta]:
+        """The enabled rules: ruff-style prefixes; off-by-default rules need their exact code."""
+        cat = catalog()
+        chosen: set[str] = set()
+        base = self.select if self.select is not None else ["ALL_DEFAULT"]
+        for sel in [*base, *self.extend_select]:
+            chosen |= _match(sel, cat)
+        for ign in self.ignore:
+            chosen -= _match(ign, cat, include_off=True)
+        return {c: cat[c] for c in sorted(chosen)}
+
+    def options_for(self, meta: RuleMeta) -> dict[str, Any]:
+        opts = meta.option_defaults()
+        opts.update(self.rule_options.get(meta.code, {}))
+        return opts
+
+    def severity_for(self, meta: RuleMeta) -> Severity:
+        return self.severity.get(meta.code, meta.severity)
+
+    def file_ignores(self, rel_path: str) -> set[str]:
+        out: set[str] = set()
+        for pattern, codes in self.per_file_ignores.items():
+            if matches_glob(rel_path, pattern):
+                out.update(codes)
+        return out
+
+
+def _match(sel: str, cat: dict[str, RuleMeta], include_off: bool = False) -> set[str]:
+    sel = sel.strip().upper()
+    if sel == "ALL_DEFAULT":
+        return {c for c, m in cat.items() if m.enabled_by_default}
+    if sel == "ALL":
+        return set(cat)
+    if sel in cat:
+        return {sel}
+    names = {m.name.upper(): c for c, m in cat.items()}
+    if sel in names:
+        return {names[sel]}
+    if not sel.startswith("DRA") or not any(c.startswith(sel) for c in cat):
+        raise ConfigError(f"unknown rule code or prefix {sel!r} (see `dralint rules`)")
+    return {c for c, m in cat.items() if c.startswith(sel) and (m.enabled_by_default or include_off)}
+
+
+def matches_glob(rel_path: str, pattern: str) -> bool:
+    """gitignore-flavoured matching: a pattern without '/' matches any path component."""
+    rel_path = rel_path.replace("\\", "/")
+    while rel_path.startswith("./"):
+        rel_path = rel_path[2:]
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(rel_path, pattern) or fnmatch.fnmatch(rel_path, f"{pattern}/*"):
+        return True
+    if "/" not in pattern:
+        return any(fnmatch.fnmatch(part, pattern) for part in rel_path.split("/"))
+    return fnmatch.fnmatch(rel_path, f"*/{pattern}") or fnmatch.fnmatch(rel_path, f"*/{pattern}/*")
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``.dralint.yaml``, or a ``pyproject.toml`` with ``[tool.dralint]``."""
+    for d in [start, *start.parents]:
+        for name in CONFIG_NAMES:
+            if (d / name).is_file():
+                return d / name
+        pp = d / "pyproject.toml"
+        if pp.is_file():
+            try:
+                if "dralint" in tomllib.loads(pp.read_text(encoding="utf-8")).get("tool", {}):
+                    return pp
+            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+                continue
+    return None
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read config: {e}") from e
+    if path.name == "pyproject.toml":
+        try:
+            raw = tomllib.loads(text).get("tool", {}).get("dralint", {})
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: invalid TOML: {e}") from e
+    else:
+        try:
+            raw = yaml.safe_load(text) or {}
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{path}: invalid YAML: {e}") from e
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the configuration must be a mapping")
+    return raw
+
+
+def _validate(raw: dict[str, Any], where: str) -> None:
+    errors = sorted(jsonschema.Draft202012Validator(CONFIG_SCHEMA).iter_errors(raw), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        loc = ".".join(str(p) for p in e.absolute_path) or "(top level)"
+        raise ConfigError(f"{where}: invalid configuration at {loc}: {e.message}")
+
+
+def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
+    where = str(path) if path else "configuration"
+    _validate(raw, where)
+    cat = catalog()
+    cfg = Config(path=path, root=root)
+    if "select" in raw:
+        cfg.select = list(raw["select"])
+    cfg.extend_select = list(raw.get("extend-select", []))
+    cfg.ignore = list(raw.get("ignore", []))
+    cfg.per_file_ignores = {k: list(v) for k, v in raw.get("per-file-ignores", {}).items()}
+    cfg.exclude = [*raw.get("exclude", []), *raw.get("extend-exclude", [])]
+    for code, sev in raw.get("severity", {}).items():
+        meta = _resolve_code(code, cat, where)
+        cfg.severity[meta.code] = Severity.parse(sev)
+    for code, opts in raw.get("rules", {}).items():
+        meta = _resolve_code(code, cat, where)
+        schema: dict[str, Any] = dict(meta.options) if meta.options else {"type": "object", "properties": {}}
+        schema.setdefault("additionalProperties", False)
+        try:
+            jsonschema.validate(opts, schema)
+        except jsonschema.ValidationError as e:
+            raise ConfigError(f"{where}: invalid options for {meta.code}: {e.message}") from e
+        cfg.rule_options[meta.code] = dict(opts)
+    cfg.fail_on = raw.get("fail-on", "warning")
+    cfg.max_file_size = raw.get("max-file-size", cfg.max_file_size)
+    cfg.unsafe_fixes = bool(raw.get("unsafe-fixes", False))
+    cfg.cache_dir = raw.get("cache-dir")
+    inv = raw.get("inventory", [])
+    try:
+        cfg.profile = ClusterProfile(
+            kubernetes_version=normalize_minor(str(raw["kubernetes-version"])) if "kubernetes-version" in raw else "",
+            feature_gates=dict(raw.get("feature-gates", {})),
+            runtime_config=dict(raw.get("runtime-config", {})),
+            drivers=[
+                DriverProfile(
+                    d["name"], str(d["version"]) if "version" in d else None, dict(d.get("feature-gates", {}))
+                )
+                for d in raw.get("drivers", [])
+            ],
+            inventory=[str(root / p) for p in ([inv] if isinstance(inv, str) else inv)],
+            extended_resources=list(raw.get("extended-resources", [])),
+            values_files=list(raw.get("values-files", [])),
+        )
+    except ProfileError as e:
+        raise ConfigError(f"{where}: {e}") from e
+    # validate selections early so that a typo is a usage error
+    cfg.selected()
+    return cfg
+
+
+def _resolve_code(code: str, cat: dict[str, RuleMeta], where: str) -> RuleMeta:
+    c = code.upper()
+    if c in cat:
+        return cat[c]
+    for m in cat.values():
+        if m.name == code:
+            return m
+    raise ConfigError(f"{where}: unknown rule {code!r}")
+
+
+def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config:
+    cwd = cwd or Path.cwd()
+    path = explicit if explicit is not None else find_config(cwd)
+    if path is None:
+        return build_config({}, None, cwd)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    return build_config(read_config_file(path), path, path.resolve().parent)

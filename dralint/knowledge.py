@@ -1,0 +1,110 @@
+"""Device-plugin knowledge from ``schemas/extended-resources.yaml`` (plus config additions).
+
+Which extended resource names are legacy GPU allocations, which DRA device class replaces each,
+which device classes allocate GPUs, and how gpu-feature-discovery labels map to CEL. Loaded once
+per profile; rules ask questions, they never hard-code names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from dralint.catalog import load_data
+from dralint.profile import ClusterProfile
+
+
+@dataclass(frozen=True)
+class LegacyResource:
+    name: str
+    kind: str  # gpu | mig | shared
+    vendor: str
+    device_class: str
+    profile: str | None  # MIG profile as the device plugin spells it (".me" for "+me")
+
+    @property
+    def rule(self) -> str:
+        return {"gpu": "DRA201", "mig": "DRA202", "shared": "DRA203"}[self.kind]
+
+    @property
+    def dra_profile(self) -> str | None:
+        """The MIG profile as the DRA driver publishes it: the plugin's ``.me``/``.gfx`` is ``+``."""
+        if self.profile is None:
+            return None
+        m = re.fullmatch(r"([0-9]+g\.[0-9]+gb)(\.me\.all|\.me|\.gfx|-me)?", self.profile)
+        if not m:
+            return self.profile
+        suffix = m.group(2) or ""
+        if suffix.startswith("."):
+            suffix = "+" + suffix[1:]
+        return m.group(1) + suffix
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    regex: re.Pattern[str]
+    kind: str
+    vendor: str
+    device_class: str
+
+
+class LegacyKnowledge:
+    def __init__(self, extra: tuple[tuple[str, str, str, str], ...]) -> None:
+        data = load_data("extended-resources.yaml")
+        entries: list[dict[str, Any]] = [
+            {"pattern": p, "kind": k, "vendor": v, "device-class": c} for p, k, v, c in extra
+        ] + list(data["resources"])
+        self.patterns = [
+            _Pattern(re.compile(e["pattern"]), e.get("kind", "gpu"), e.get("vendor", e["device-class"]),
+                     e["device-class"])
+            for e in entries
+        ]
+        self.false_friends = [(re.compile(e["pattern"]), e["note"]) for e in data.get("false-friends", [])]
+        self.gpu_classes: dict[str, str] = dict(data.get("gpu-device-classes", {}))
+        for _, _, vendor, cls in extra:
+            self.gpu_classes.setdefault(cls, vendor)
+        self.quota_template: str = data["quota-key-template"]
+        self.gfd_labels: dict[str, dict[str, Any]] = {k: (v or {}) for k, v in data.get("gfd-labels", {}).items()}
+        self._memo: dict[str, LegacyResource | None] = {}
+
+    def classify(self, name: str) -> LegacyResource | None:
+        """The legacy resource behind an extended resource name, or None."""
+        if name in self._memo:
+            return self._memo[name]
+        found = None
+        if not any(r.fullmatch(name) for r, _ in self.false_friends):
+            for p in self.patterns:
+                m = p.regex.fullmatch(name)
+                if m:
+                    profile = m.groupdict().get("profile")
+                    found = LegacyResource(name, p.kind, p.vendor, p.device_class, profile)
+                    break
+        self._memo[name] = found
+        return found
+
+    def false_friend(self, name: str) -> str | None:
+        for r, note in self.false_friends:
+            if r.fullmatch(name):
+                return str(note)
+        return None
+
+    def quota_key(self, device_class: str) -> str:
+        return self.quota_template.format(device_class=device_class)
+
+    def is_gpu_class(self, device_class: str) -> bool:
+        return device_class in self.gpu_classes
+
+
+@cache
+def _knowledge(extra: tuple[tuple[str, str, str, str], ...]) -> LegacyKnowledge:
+    return LegacyKnowledge(extra)
+
+
+def legacy(profile: ClusterProfile) -> LegacyKnowledge:
+    extra = tuple(
+        (e["pattern"], e.get("kind", "gpu"), e.get("vendor", e["device-class"]), e["device-class"])
+        for e in profile.extended_resources
+    )
+    return _knowledge(extra)

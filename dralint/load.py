@@ -1,0 +1,493 @@
+"""Bytes to documents: the fast, position-keeping parse used by `check`.
+
+PyYAML's C composer (libyaml) builds nodes with marks; one walk turns them into plain dicts and
+lists (``LMap``/``LSeq``) that remember where every key and value starts and ends, as character
+offsets into the file text. Scalars are resolved the YAML 1.1 way, as the Kubernetes decoder
+(sigs.k8s.io/yaml over go-yaml) does: ``yes``/``on`` are booleans, ``0755`` is octal.
+
+Nothing here raises on bad input: problems become `LoadProblem`s (rules DRA001-DRA005) with a
+position, and the documents that could be read are still returned.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from dralint.model import Span
+
+try:  # the C loader is ~9x faster; fall back (and say so in --verbose) when libyaml is missing
+    from yaml import CSafeLoader as _Loader
+
+    HAVE_LIBYAML = True
+except ImportError:  # pragma: no cover - depends on the PyYAML build
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+    HAVE_LIBYAML = False
+
+
+class LMap(dict):  # type: ignore[type-arg]
+    """A mapping that remembers positions.
+
+    ``lc`` holds four character offsets per key, in insertion order: key start, key end, value
+    start, value end. ``s``/``e`` are the offsets of the whole mapping.
+    """
+
+    __slots__ = ("e", "lc", "s")
+    lc: array[int]
+    s: int
+    e: int
+
+
+class LSeq(list):  # type: ignore[type-arg]
+    """A sequence that remembers positions: ``lc`` holds start and end offsets per item."""
+
+    __slots__ = ("e", "lc", "s")
+    lc: array[int]
+    s: int
+    e: int
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_file_bytes: int = 16 * 1024 * 1024
+    #: expanded node count (aliases counted every time they are used) per document
+    max_expanded_nodes: int = 1_000_000
+    max_nesting: int = 200
+
+
+@dataclass
+class LoadProblem:
+    code: str  # DRA001 .. DRA005
+    message: str
+    span: Span
+    doc_index: int = -1
+
+
+@dataclass
+class Document:
+    index: int
+    data: Any
+    start: int  # character offset of the root node
+    end: int
+    source: str | None = None  # template path from a Helm "# Source:" comment
+    #: duplicate keys: (key, start, end, first_start) offsets
+    duplicates: list[tuple[str, int, int, int]] = field(default_factory=list)
+    #: set when the document is unusable for rules (template syntax, limits)
+    skip: bool = False
+
+
+@dataclass
+class SourceFile:
+    path: str
+    raw: bytes
+    text: str = ""
+    bom: bool = False
+    newline: str = "\n"
+    documents: list[Document] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
+    is_json: bool = False
+    _line_starts: list[int] | None = None
+
+    # -- positions -------------------------------------------------------------------------
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            find = self.text.find
+            i = find("\n")
+            while i != -1:
+                starts.append(i + 1)
+                i = find("\n", i + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of a character offset (the BOM is not counted)."""
+        starts = self.line_starts()
+        line = bisect_right(starts, offset) - 1
+        return line + 1, offset - starts[line] + 1
+
+    def span(self, start: int, end: int) -> Span:
+        line, col = self.line_col(start)
+        end_line, end_col = self.line_col(max(end, start))
+        if end_line > line and end_col == 1 and end > start:
+            # a block value's end mark sits at the start of the next line: end on the last char
+            end_line, end_col = self.line_col(end - 1)
+            end_col += 1
+        return Span(line, col, end_line, end_col)
+
+    def line_text(self, line: int) -> str:
+        starts = self.line_starts()
+        if not 1 <= line <= len(starts):
+            return ""
+        s = starts[line - 1]
+        e = starts[line] if line < len(starts) else len(self.text)
+        return self.text[s:e].rstrip("\r\n")
+
+
+# ----------------------------------------------------------------------------------------------
+# scalar resolution (YAML 1.1, as the Kubernetes decoder)
+
+_INT = "tag:yaml.org,2002:int"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_FLOAT = "tag:yaml.org,2002:float"
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+
+_constructor = yaml.SafeLoader.__new__(yaml.SafeLoader)
+_constructor.constructed_objects = {}
+
+_ScalarNode = yaml.ScalarNode
+_MappingNode = yaml.MappingNode
+_SequenceNode = yaml.SequenceNode
+
+
+def _scalar(n: yaml.ScalarNode) -> Any:
+    t = n.tag
+    if t == _STR:
+        return n.value
+    try:
+        if t == _INT:
+            return _constructor.construct_yaml_int(n)
+        if t == _BOOL:
+            return n.value.lower() in ("yes", "true", "on", "y")
+        if t == _NULL:
+            return None
+        if t == _FLOAT:
+            return _constructor.construct_yaml_float(n)
+    except (ValueError, yaml.YAMLError):
+        return n.value
+    # timestamps, binary and custom tags: keep the text, which is what a linter wants to judge
+    return n.value
+
+
+def _key_text(kn: yaml.Node) -> str:
+    """Mapping keys as sigs.k8s.io/yaml turns them into JSON object keys."""
+    if kn.__class__ is _ScalarNode:
+        t = kn.tag
+        if t == _STR:
+            return str(kn.value)
+        v = _scalar(kn)
+        if v is None:
+            return "null"
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return str(v)
+    return repr(kn.value)
+
+
+class _LimitExceeded(Exception):
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+class _Walker:
+    """Turns one composed document into LMap/LSeq data.
+
+    Aliases are shared (memoised) rather than copied, and the expanded size is counted so that an
+    alias bomb is refused instead of being walked exponentially by the rules.
+    """
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.memo: dict[int, Any] = {}
+        self.sizes: dict[int, int] = {}
+        self.active: set[int] = set()
+        self.duplicates: list[tuple[str, int, int, int]] = []
+
+    def walk(self, n: yaml.Node, depth: int) -> tuple[Any, int]:
+        cls = n.__class__
+        if cls is _ScalarNode:
+            return _scalar(n), 1  # type: ignore[arg-type]
+        i = id(n)
+        if i in self.memo:
+            if i in self.active:
+                raise _LimitExceeded("recursive alias: a node contains itself", n.start_mark.index)
+            return self.memo[i], self.sizes[i]
+        if depth > self.limits.max_nesting:
+            raise _LimitExceeded(
+                f"nesting deeper than {self.limits.max_nesting} levels", n.start_mark.index
+            )
+        self.active.add(i)
+        size = 1
+        if cls is _MappingNode:
+            out: Any = LMap()
+            self.memo[i] = out
+            lc = array("q")
+            merges: list[yaml.Node] = []
+            for kn, vn in n.value:
+                if kn.tag == _MERGE:
+                    merges.append(vn)
+                    continue
+                k = _key_text(kn)
+                v, s = self.walk(vn, depth + 1)
+                size += s
+                if k in out:
+                    first = list(out).index(k)
+                    self.duplicates.append((k, kn.start_mark.index, kn.end_mark.index, lc[first * 4]))
+                    out[k] = v  # the API server's lenient decoders keep the last value
+                    lc[first * 4 : first * 4 + 4] = array(
+                        "q", (kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index)
+                    )
+                    continue
+                out[k] = v
+                lc.extend((kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index))
+            for mn in merges:
+                size += self._merge(out, lc, mn, depth)
+            out.lc = lc
+        else:
+            out = LSeq()
+            self.memo[i] = out
+            lc = array("q")
+            for vn in n.value:
+                v, s = self.walk(vn, depth + 1)
+                size += s
+                out.append(v)
+                lc.extend((vn.start_mark.index, vn.end_mark.index))
+            out.lc = lc
+        out.s = n.start_mark.index
+        out.e = n.end_mark.index
+        self.active.discard(i)
+        self.sizes[i] = size
+        if size > self.limits.max_expanded_nodes:
+            raise _LimitExceeded(
+                f"document expands to more than {self.limits.max_expanded_nodes:,} nodes through aliases",
+                n.start_mark.index,
+            )
+        return out, size
+
+    def _merge(self, out: LMap, lc: array[int], mn: yaml.Node, depth: int) -> int:
+        sources = mn.value if mn.__class__ is _SequenceNode else [mn]
+        size = 0
+        for src in sources:
+            if src.__class__ is not _MappingNode:
+                continue
+            data, s = self.walk(src, depth + 1)
+            size += s
+            keys = list(data)
+            for j, k in enumerate(keys):
+                if k not in out:  # explicit keys win over merged ones
+                    out[k] = data[k]
+                    lc.extend(data.lc[j * 4 : j * 4 + 4])
+        return size
+
+
+# ----------------------------------------------------------------------------------------------
+# the file loader
+
+_SOURCE_RE = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
+_TEMPLATE_RE = re.compile(r"\{\{-?\s*[^}]*\}\}|\{\{-?\s*$|\{\{[-/ ]")
+
+
+def _decode(sf: SourceFile) -> bool:
+    raw = sf.raw
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (
+        len(raw) >= 4 and (raw[0] == 0 or raw[1] == 0) and b"\x00" in raw[:4]
+    ):
+        sf.problems.append(
+            LoadProblem("DRA005", "file is UTF-16/UTF-32 encoded; Kubernetes manifests must be UTF-8",
+                        Span(1, 1, 1, 1))
+        )
+        return False
+    if raw.startswith(b"\xef\xbb\xbf"):
+        sf.bom = True
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        before = raw[: e.start].decode("utf-8", "replace")
+        line = before.count("\n") + 1
+        col = len(before) - (before.rfind("\n") + 1) + 1
+        sf.problems.append(
+            LoadProblem("DRA005", f"not UTF-8 text: invalid byte 0x{raw[e.start]:02x}",
+                        Span(line, col, line, col + 1))
+        )
+        return False
+    nul = text.find("\x00")
+    if nul != -1:
+        sf.text = text
+        line, col = sf.line_col(nul)
+        sf.problems.append(LoadProblem("DRA005", "binary data: the file contains NUL bytes",
+                                       Span(line, col, line, col + 1)))
+        return False
+    sf.text = text
+    crlf = text.find("\r\n")
+    lf = text.find("\n")
+    sf.newline = "\r\n" if crlf != -1 and crlf + 1 == lf else "\n"
+    return True
+
+
+def _template_problem(sf: SourceFile) -> LoadProblem | None:
+    """Go/Helm template syntax outside comments, quoted strings and block scalars."""
+    for m in _TEMPLATE_RE.finditer(sf.text):
+        line, col = sf.line_col(m.start())
+        stripped = sf.line_text(line).lstrip()
+        if stripped.startswith("#"):
+            continue
+        return LoadProblem(
+            "DRA003",
+            "unrendered template syntax `{{ … }}`: this file is a Helm/Go template, not a manifest; "
+            "lint the output of `helm template` (or use --helm-chart) instead",
+            Span(line, col, line, col + len(m.group(0).rstrip())),
+        )
+    return None
+
+
+def _yaml_error_problem(sf: SourceFile, err: yaml.YAMLError, offset_line: int = 0) -> LoadProblem:
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    if isinstance(err, yaml.reader.ReaderError):
+        line, col = sf.line_col(err.position)
+        return LoadProblem("DRA005", f"not text: {err.reason}", Span(line, col, line, col + 1))
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    context = getattr(err, "context", None)
+    msg = f"{context}: {problem}" if context and problem else str(problem)
+    if mark is not None:
+        line, col = mark.line + 1 + offset_line, mark.column + 1
+    else:
+        line, col = 1 + offset_line, 1
+    code = "DRA001"
+    if "maximum nesting depth" in msg:
+        code = "DRA005"
+        msg = f"nesting too deep for the YAML parser ({msg})"
+    elif "\t" in sf.line_text(line)[: max(col, 1)] and "cannot start any token" in msg:
+        msg += " (tab characters cannot be used for indentation in YAML)"
+    return LoadProblem(code, f"YAML syntax error: {msg} at line {line}, column {col}",
+                       Span(line, col, line, col + 1))
+
+
+def _chunks(text: str) -> list[tuple[int, str]]:
+    """Split a stream on column-0 document markers: (start offset, chunk text)."""
+    out: list[tuple[int, str]] = []
+    start = 0
+    for m in re.finditer(r"^(---|\.\.\.)(?=[ \t\r\n]|$)", text, re.MULTILINE):
+        if m.start() > start or not out:
+            out.append((start, text[start : m.start()]))
+        start = m.start()
+    out.append((start, text[start:]))
+    return [(s, t) for s, t in out if t.strip()]
+
+
+def _compose(sf: SourceFile, text: str, base: int, limits: Limits) -> list[Document]:
+    docs: list[Document] = []
+    for node in yaml.compose_all(text, Loader=_Loader):
+        if node is None or (node.__class__ is _ScalarNode and node.tag == _NULL):
+            continue
+        w = _Walker(limits)
+        try:
+            data, _ = w.walk(node, 0)
+        except _LimitExceeded as e:
+            line, col = sf.line_col(base + e.offset)
+            sf.problems.append(LoadProblem("DRA005", f"input refused: {e}", Span(line, col, line, col + 1),
+                                           len(docs)))
+            doc = Document(len(docs), None, base + node.start_mark.index, base + node.end_mark.index)
+            doc.skip = True
+            docs.append(doc)
+            continue
+        if base:
+            _shift(data, base, set())
+        doc = Document(len(docs), data, base + node.start_mark.index, base + node.end_mark.index)
+        doc.duplicates = [(k, s + base, e + base, f + base) for k, s, e, f in w.duplicates]
+        docs.append(doc)
+    return docs
+
+
+def _shift(data: Any, base: int, seen: set[int]) -> None:
+    """Move the offsets of a chunk parsed on its own to file offsets."""
+    if not isinstance(data, (LMap, LSeq)) or id(data) in seen:
+        return
+    seen.add(id(data))
+    data.s += base
+    data.e += base
+    data.lc = array("q", (x + base for x in data.lc))
+    for v in data.values() if isinstance(data, LMap) else data:
+        _shift(v, base, seen)
+
+
+def _assign_sources(sf: SourceFile) -> None:
+    if "# Source:" not in sf.text:
+        return
+    sources = [(m.start(), m.group(1)) for m in _SOURCE_RE.finditer(sf.text)]
+    prev_end = -1
+    for doc in sf.documents:
+        best = None
+        for off, path in sources:
+            if prev_end <= off < doc.start:
+                best = path
+        doc.source = best
+        prev_end = doc.end
+
+
+def _json_fallback(sf: SourceFile) -> bool:
+    try:
+        data = json.loads(sf.text)
+    except ValueError:
+        return False
+    sf.documents = [Document(0, _plain_to_located(data, 0, len(sf.text)), 0, len(sf.text))]
+    return True
+
+
+def _plain_to_located(data: Any, s: int, e: int) -> Any:
+    """Wrap JSON data without positions: every node points at the whole document."""
+    if isinstance(data, dict):
+        m = LMap()
+        for k, v in data.items():
+            m[str(k)] = _plain_to_located(v, s, e)
+        m.lc = array("q", [s, s, s, e] * len(m))
+        m.s, m.e = s, e
+        return m
+    if isinstance(data, list):
+        q = LSeq(_plain_to_located(v, s, e) for v in data)
+        q.lc = array("q", [s, e] * len(q))
+        q.s, q.e = s, e
+        return q
+    return data
+
+
+def load_bytes(path: str, raw: bytes, limits: Limits | None = None) -> SourceFile:
+    """Parse one file. Never raises for bad input; see `SourceFile.problems`."""
+    limits = limits or Limits()
+    sf = SourceFile(path=path, raw=raw, is_json=path.lower().endswith(".json"))
+    if len(raw) > limits.max_file_bytes:
+        sf.problems.append(
+            LoadProblem("DRA005", f"file is {len(raw):,} bytes, over the {limits.max_file_bytes:,}-byte limit "
+                        "(raise it with --max-file-size)", Span(1, 1, 1, 1))
+        )
+        return sf
+    if not _decode(sf):
+        return sf
+    text = sf.text
+    if "{{" in text:
+        tp = _template_problem(sf)
+        if tp is not None:
+            sf.problems.append(tp)
+            return sf
+    try:
+        sf.documents = _compose(sf, text, 0, limits)
+    except yaml.YAMLError as err:
+        if sf.is_json and _json_fallback(sf):
+            return sf
+        # lint what can be read: parse each document chunk on its own
+        sf.documents = []
+        for base, chunk in _chunks(text):
+            try:
+                for d in _compose(sf, chunk, base, limits):
+                    d.index = len(sf.documents)
+                    sf.documents.append(d)
+            except yaml.YAMLError as cerr:
+                offset_line = text.count("\n", 0, base)
+                sf.problems.append(_yaml_error_problem(sf, cerr, offset_line))
+        if not any(p.code in ("DRA001", "DRA005") for p in sf.problems):
+            sf.problems.append(_yaml_error_problem(sf, err))
+    except RecursionError:
+        sf.problems.append(LoadProblem("DRA005", "nesting too deep to parse safely", Span(1, 1, 1, 1)))
+        sf.documents = []
+    _assign_sources(sf)
+    return sf

@@ -1,0 +1,154 @@
+"""The small data types every part of dralint shares.
+
+Rules yield `Violation`s that point into an object with a *path*; the engine turns each one into a
+`Finding` with a file position (through `dralint.locate`). Fixes are data (`Fix` of `Edit`s), so the
+fixer can inspect, order and verify them before anything is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Literal
+
+#: A path into a parsed object: mapping keys and sequence indexes, e.g. ("spec", "containers", 0).
+JsonPath = tuple["str | int", ...]
+
+
+class Severity(IntEnum):
+    """Ordered so that `severity >= fail_on` decides the exit code."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        return cls[text.strip().upper()]
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+class Applicability(IntEnum):
+    """How safe a fix is; higher is safer (the usual linter convention)."""
+
+    DISPLAY_ONLY = 0
+    UNSAFE = 1
+    SAFE = 2
+
+    def __str__(self) -> str:
+        return {0: "display-only", 1: "unsafe", 2: "safe"}[int(self)]
+
+
+EditOp = Literal["set", "delete", "rename", "insert", "append", "insert_document", "replace_document"]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change to one document, addressed by a path relative to the object.
+
+    - ``set``: replace the value at ``path`` (creating missing parent mappings).
+    - ``delete``: remove the key or sequence item at ``path``.
+    - ``rename``: rename the key at ``path`` to ``key``, keeping its position and value.
+    - ``insert``: add ``key: value`` to the mapping at ``path``; ``index`` is the position
+      (None = append at the end); ``after`` names an existing key to insert after.
+    - ``append``: append ``value`` to the sequence at ``path`` (creating it if missing).
+    - ``insert_document``: add a new YAML document holding ``value`` right after this object's
+      document.
+    - ``replace_document``: replace this object's whole content with ``value`` (used by
+      structural conversions such as apiVersion upgrades; the fixer keeps comments where the
+      keys survive).
+    """
+
+    op: EditOp
+    path: JsonPath = ()
+    value: Any = None
+    key: str | None = None
+    index: int | None = None
+    after: str | None = None
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Span:
+    """1-based start and end of a region in a file (end column is exclusive)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Violation:
+    """What a rule yields: a message about the node at ``path`` inside the object.
+
+    ``on`` says whether the position should be the mapping key (``"key"``, the default: a field
+    is wrong or unexpected) or its value (``"value"``: the value has the wrong type or content).
+    File-level rules that already know the position pass ``span`` instead of a path.
+    """
+
+    message: str
+    path: JsonPath = ()
+    on: Literal["key", "value"] = "key"
+    fix: Fix | None = None
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    api_version: str | None
+    kind: str | None
+    namespace: str | None
+    name: str | None
+
+    def as_json(self) -> dict[str, str | None]:
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+        }
+
+    def label(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind or '?'} {ns}{self.name or '?'}"
+
+
+@dataclass
+class Finding:
+    rule: str
+    name: str
+    severity: Severity
+    message: str
+    path: str
+    span: Span
+    object: ObjectRef | None = None
+    source: str | None = None
+    fix: Fix | None = None
+    #: internal: which document of the file the finding belongs to (for fixes), -1 = file level
+    doc_index: int = -1
+    #: internal: path of the object inside its document (non-empty for `kind: List` items)
+    base_path: JsonPath = ()
+    #: internal: the violation path relative to the object
+    obj_path: JsonPath = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.span.line, self.span.column, self.rule)

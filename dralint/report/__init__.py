@@ -1,0 +1,46 @@
+"""Output formats. Each formatter turns a lint `Result` into text; the CLI picks one by name.
+
+Formatters register themselves in `FORMATTERS`; a new format is one module plus one entry here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dralint.engine import Result
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    color: bool = False
+    show_source: bool = False
+    statistics: bool = False
+    verbose: bool = False
+    show_fixes: bool = True
+    #: the command name to suggest for fixes
+    fix_command: str = "dralint fix"
+
+
+Formatter = Callable[[Result, ReportOptions], str]
+
+
+def _formatters() -> dict[str, Formatter]:
+    from dralint.report import json_report, text
+
+    return {"text": text.render, "json": json_report.render, "concise": text.render_concise}
+
+
+FORMATTERS: dict[str, Formatter] = {}
+
+
+def get_formatter(name: str) -> Formatter:
+    if not FORMATTERS:
+        FORMATTERS.update(_formatters())
+    return FORMATTERS[name]
+
+
+def format_names() -> list[str]:
+    if not FORMATTERS:
+        FORMATTERS.update(_formatters())
+    return sorted(FORMATTERS)

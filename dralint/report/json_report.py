@@ -1,0 +1,66 @@
+"""The JSON contract (RULES.md, "Output contract"): CI gates and other tools parse this."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dralint.engine import Result
+from dralint.model import Applicability, Finding, Severity
+from dralint.report import ReportOptions
+
+FORMAT_VERSION = 1
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "name": f.name,
+        "severity": str(f.severity),
+        "message": f.message,
+        "path": f.path,
+        "line": f.span.line,
+        "column": f.span.column,
+        "end_line": f.span.end_line,
+        "end_column": f.span.end_column,
+        "object": f.object.as_json() if f.object else None,
+        "source": f.source,
+        "fix": {"safety": "safe" if f.fix.applicability == Applicability.SAFE else "unsafe", "title": f.fix.title}
+        if f.fix is not None
+        else None,
+    }
+
+
+def summary_json(result: Result) -> dict[str, Any]:
+    counts = result.counts()
+    by_rule: dict[str, int] = {}
+    for f in result.findings:
+        by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
+    profile = result.config.profile
+    return {
+        "files": len(result.files),
+        "objects": sum(1 for o in result.index.objects if o.target),
+        "findings": len(result.findings),
+        "errors": counts[Severity.ERROR],
+        "warnings": counts[Severity.WARNING],
+        "info": counts[Severity.INFO],
+        "fixable": sum(1 for f in result.findings if f.fix is not None),
+        "suppressed": result.suppressed,
+        "by_rule": dict(sorted(by_rule.items())),
+        "kubernetes_version": profile.kubernetes_version,
+        "feature_gates": dict(sorted(profile.feature_gates.items())),
+        "runtime_config": dict(sorted(profile.runtime_config.items())),
+        "drivers": [
+            {"name": d.name, "version": d.version, "feature_gates": dict(sorted(d.feature_gates.items()))}
+            for d in profile.drivers
+        ],
+    }
+
+
+def render(result: Result, opts: ReportOptions) -> str:
+    doc = {
+        "version": FORMAT_VERSION,
+        "findings": [finding_json(f) for f in result.findings],
+        "summary": summary_json(result),
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,77 @@
+"""ruff-like terminal output: ``path:line:col: DRA201 [warning] message [*]`` and a summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from dralint.engine import Result
+from dralint.model import Applicability, Finding, Severity
+from dralint.report import ReportOptions
+
+_COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+
+
+def _c(text: str, code: str, on: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if on else text
+
+
+def _fixable_now(f: Finding) -> bool:
+    return f.fix is not None and f.fix.applicability == Applicability.SAFE
+
+
+def line(f: Finding, opts: ReportOptions) -> str:
+    c = opts.color
+    loc = f"{_c(f.path, '1', c)}:{f.span.line}:{f.span.column}:"
+    sev = _c(f"[{f.severity}]", _COLORS[f.severity], c)
+    mark = f" {_c('[*]', '32', c)}" if opts.show_fixes and _fixable_now(f) else ""
+    src = f" (template {f.source})" if f.source else ""
+    return f"{loc} {_c(f.rule, '1;' + _COLORS[f.severity], c)} {sev} {f.message}{src}{mark}"
+
+
+def render_concise(result: Result, opts: ReportOptions) -> str:
+    return "".join(line(f, opts) + "\n" for f in result.findings)
+
+
+def render(result: Result, opts: ReportOptions) -> str:
+    out = [line(f, opts) for f in result.findings]
+    if opts.statistics:
+        out.append("")
+        out.extend(statistics(result))
+    out.append(summary(result, opts))
+    return "\n".join(x for x in out if x is not None) + "\n"
+
+
+def statistics(result: Result) -> list[str]:
+    counts = Counter(f.rule for f in result.findings)
+    fixable = Counter(f.rule for f in result.findings if _fixable_now(f))
+    names = {f.rule: f.name for f in result.findings}
+    rows = []
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        mark = "[*]" if fixable[code] else "   "
+        rows.append(f"{n:>5}  {code}  {mark} {names[code]}")
+    return rows
+
+
+def _count(n: int, s: Severity) -> str:
+    if s == Severity.INFO:
+        return f"{n} info"
+    return f"{n} {s}{'s' if n != 1 else ''}"
+
+
+def summary(result: Result, opts: ReportOptions) -> str:
+    counts = result.counts()
+    n = len(result.findings)
+    files = len(result.files)
+    if n == 0:
+        k8s = result.config.profile.kubernetes_version
+        text = f"All checks passed ({files} file{'s' if files != 1 else ''}, Kubernetes {k8s})."
+        return _c(text, "32", opts.color)
+    parts = [_count(counts[s], s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO) if counts[s]]
+    text = f"Found {n} finding{'s' if n != 1 else ''} ({', '.join(parts)}) in {files} file{'s' if files != 1 else ''}."
+    safe = sum(1 for f in result.findings if _fixable_now(f))
+    unsafe = sum(1 for f in result.findings if f.fix is not None and not _fixable_now(f))
+    if safe:
+        text += f"\n[*] {safe} fixable with `{opts.fix_command}`."
+    if unsafe:
+        text += f"\n{unsafe} more fixable with `{opts.fix_command} --unsafe-fixes`."
+    return text

@@ -1,0 +1,75 @@
+"""Every rule folder runs as a test: bad examples fire (snapshotted), good examples stay quiet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from dralint.catalog import catalog
+from dralint.config import build_config
+from dralint.engine import lint_files
+from dralint.load import load_bytes
+
+from .conftest import REPO, RULES
+
+
+def _cases(prefix: str) -> list[tuple[str, Path]]:
+    out = []
+    for folder in sorted(RULES.iterdir()):
+        if not (folder / "rule.yaml").is_file():
+            continue
+        code = folder.name.split("-", 1)[0]
+        for f in sorted(folder.glob(f"{prefix}*.yaml")):
+            if f.name.endswith(".fixed.yaml"):
+                continue
+            out.append((code, f))
+    return out
+
+
+def _lint(code: str, path: Path, all_rules: bool = False):  # type: ignore[no-untyped-def]
+    raw = {"select": ["ALL"]} if all_rules else {"select": [code]}
+    cfg = build_config(raw, None, REPO)
+    rel = path.relative_to(REPO).as_posix()
+    return lint_files([load_bytes(rel, path.read_bytes())], [], cfg)
+
+
+def render(result) -> str:  # type: ignore[no-untyped-def]
+    lines = []
+    for f in result.findings:
+        fix = f" [fix: {f.fix.title} · {f.fix.applicability}]" if f.fix else ""
+        lines.append(f"{f.span.line}:{f.span.column}-{f.span.end_line}:{f.span.end_column} {f.rule} {f.severity} "
+                     f"{f.message}{fix}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("code", "path"), _cases("bad"), ids=lambda v: v if isinstance(v, str) else v.name)
+def test_bad_example_fires(code: str, path: Path, snapshot: SnapshotAssertion) -> None:
+    result = _lint(code, path)
+    assert result.internal_errors == []
+    assert any(f.rule == code for f in result.findings), f"{path} produced no {code}"
+    assert render(result) == snapshot
+
+
+@pytest.mark.parametrize(("code", "path"), _cases("good"), ids=lambda v: v if isinstance(v, str) else v.name)
+def test_good_example_is_quiet(code: str, path: Path) -> None:
+    result = _lint(code, path)
+    assert result.internal_errors == []
+    assert [f for f in result.findings if f.rule == code] == []
+
+
+@pytest.mark.parametrize(("code", "path"), _cases("good"), ids=lambda v: v if isinstance(v, str) else v.name)
+def test_good_example_has_no_errors_from_any_rule(code: str, path: Path) -> None:
+    """A good example should be a correct manifest, not just quiet for its own rule."""
+    result = _lint(code, path, all_rules=True)
+    assert result.internal_errors == []
+    errors = [f"{f.rule}: {f.message}" for f in result.findings if int(f.severity) >= 3 and f.rule != code]
+    assert errors == []
+
+
+def test_every_rule_has_examples() -> None:
+    for code, meta in catalog().items():
+        names = {p.name for p in meta.folder.glob("*.yaml")}
+        assert any(n.startswith("bad") for n in names), f"{code} has no bad example"
+        assert any(n.startswith("good") for n in names), f"{code} has no good example"
