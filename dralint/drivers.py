@@ -42,3 +42,32 @@ def stale_class_note(name: str, profile: ClusterProfile) -> str | None:
         if note:
             return str(note).strip()
     return None
+
+
+def _releases_for(profile: ClusterProfile, driver: str) -> dict[str, Any] | None:
+    for data in _driver_files():
+        if driver in data.get("drivers", []):
+            chosen = [d for d in profile.drivers if d.name in data.get("drivers", [])]
+            return _release(data, chosen[0].version if chosen else None)
+    return None
+
+
+def knows_driver(driver: str) -> bool:
+    """True when dralint has data for this driver (so unknown attributes can be reported)."""
+    return any(driver in data.get("drivers", []) for data in _driver_files())
+
+
+def attributes(profile: ClusterProfile, driver: str) -> dict[str, str]:
+    """Attribute name -> type (bool|int|string|version) that ``driver`` publishes in the configured release.
+
+    Names are as CEL sees them under ``device.attributes['<driver>']``; standard attributes in other
+    domains (``resource.kubernetes.io``) are listed under that domain as a driver key of their own.
+    """
+    rel = _releases_for(profile, driver) or {}
+    return dict(rel.get("attributes", {}).get(driver, {}))
+
+
+def capacities(profile: ClusterProfile, driver: str) -> dict[str, str]:
+    """Capacity name -> 'quantity' for ``driver`` in the configured release."""
+    rel = _releases_for(profile, driver) or {}
+    return dict(rel.get("capacities", {}).get(driver, {}))

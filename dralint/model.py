@@ -41,7 +41,9 @@ class Applicability(IntEnum):
         return {0: "display-only", 1: "unsafe", 2: "safe"}[int(self)]
 
 
-EditOp = Literal["set", "delete", "rename", "insert", "append", "insert_document", "replace_document"]
+EditOp = Literal[
+    "set", "delete", "rename", "insert", "append", "wrap", "unwrap", "insert_document", "replace_document"
+]
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,12 @@ class Edit:
     - ``insert``: add ``key: value`` to the mapping at ``path``; ``index`` is the position
       (None = append at the end); ``after`` names an existing key to insert after.
     - ``append``: append ``value`` to the sequence at ``path`` (creating it if missing).
+    - ``wrap``: move the keys listed in ``value`` (a list of key names) of the mapping at ``path`` into
+      a new child mapping named ``key``, placed where the first moved key was (v1beta1 flat request
+      -> ``exactly``; ResourceClaimTemplate ``spec.devices`` -> ``spec.spec.devices``). Comments on the
+      moved keys move with them.
+    - ``unwrap``: dissolve the mapping at ``path`` (e.g. a ResourceSlice device's ``basic``): its keys
+      take its place in the parent, in order.
     - ``insert_document``: add a new YAML document holding ``value`` right after this object's
       document.
     - ``replace_document``: replace this object's whole content with ``value`` (used by
