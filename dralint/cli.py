@@ -204,10 +204,10 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | N
     if output:
         file_opts = ReportOptions(statistics=statistics)
         Path(output).write_text(get_formatter(fmt)(result, file_opts), encoding="utf-8")
-        click.echo(get_formatter("text")(result, opts), nl=False)
+        click.echo(get_formatter("text")(result, opts), nl=False, color=opts.color)
     else:
         fmt_opts = opts if fmt == "text" else ReportOptions(statistics=statistics)
-        click.echo(get_formatter(fmt)(result, fmt_opts), nl=False)
+        click.echo(get_formatter(fmt)(result, fmt_opts), nl=False, color=opts.color)
     sys.exit(exit_code(result, fail_on or cfg.fail_on, exit_zero))
 
 

@@ -284,7 +284,13 @@ class _Walker:
 # the file loader
 
 _SOURCE_RE = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
-_TEMPLATE_RE = re.compile(r"\{\{-?\s*[^}]*\}\}|\{\{-?\s*$|\{\{[-/ ]")
+# Go/Helm template actions that never appear in a rendered manifest. Plain `{{ $labels.x }}` is left
+# alone: rendered PrometheusRules and Argo workflows carry such text legitimately.
+_TEMPLATE_RE = re.compile(
+    r"\{\{-?\s*(?:\.(?:Values|Release|Chart|Capabilities|Files|Template)\b"
+    r"|(?:include|template|toYaml|toJson|tpl|required|if|else|end|range|with|define|block|fail)\b|/\*)"
+)
+_LINE_TEMPLATE_RE = re.compile(r"^[ \t]*\{\{", re.MULTILINE)
 
 
 def _decode(sf: SourceFile) -> bool:
@@ -325,20 +331,47 @@ def _decode(sf: SourceFile) -> bool:
     return True
 
 
-def _template_problem(sf: SourceFile) -> LoadProblem | None:
-    """Go/Helm template syntax outside comments, quoted strings and block scalars."""
-    for m in _TEMPLATE_RE.finditer(sf.text):
-        line, col = sf.line_col(m.start())
-        stripped = sf.line_text(line).lstrip()
-        if stripped.startswith("#"):
+def _template_problem(sf: SourceFile, block_lines: set[int] | None) -> LoadProblem | None:
+    """Go/Helm template syntax outside comments and block scalars (``block_lines`` when the file parsed)."""
+    hits = [m.start() for m in _TEMPLATE_RE.finditer(sf.text)]
+    hits += [m.end() - 2 for m in _LINE_TEMPLATE_RE.finditer(sf.text)]
+    for start in sorted(set(hits)):
+        line, col = sf.line_col(start)
+        text = sf.line_text(line)
+        if text.lstrip().startswith("#") or text[: col - 1].rstrip().endswith("#"):
             continue
+        if block_lines is not None and line in block_lines:
+            continue
+        end = text.find("}}", col - 1)
+        end_col = end + 3 if end != -1 else col + 2
         return LoadProblem(
             "DRA003",
             "unrendered template syntax `{{ … }}`: this file is a Helm/Go template, not a manifest; "
             "lint the output of `helm template` (or use --helm-chart) instead",
-            Span(line, col, line, col + len(m.group(0).rstrip())),
+            Span(line, col, line, end_col),
         )
     return None
+
+
+def _block_scalar_lines(sf: SourceFile, nodes: list[yaml.Node]) -> set[int]:
+    """1-based lines holding the content of `|`/`>` scalars (where template text is just data)."""
+    out: set[int] = set()
+    stack = list(nodes)
+    seen: set[int] = set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.__class__ is _ScalarNode:
+            if n.style in ("|", ">"):
+                out.update(range(n.start_mark.line + 2, n.end_mark.line + 2))
+        elif n.__class__ is _MappingNode:
+            for k, v in n.value:
+                stack.extend((k, v))
+        else:
+            stack.extend(n.value)
+    return out
 
 
 def _yaml_error_problem(sf: SourceFile, err: yaml.YAMLError, offset_line: int = 0) -> LoadProblem:
@@ -465,7 +498,12 @@ def load_bytes(path: str, raw: bytes, limits: Limits | None = None) -> SourceFil
         return sf
     text = sf.text
     if "{{" in text:
-        tp = _template_problem(sf)
+        try:
+            nodes = [n for n in yaml.compose_all(text, Loader=_Loader) if n is not None]
+            block_lines: set[int] | None = _block_scalar_lines(sf, nodes)
+        except yaml.YAMLError:
+            block_lines = None
+        tp = _template_problem(sf, block_lines)
         if tp is not None:
             sf.problems.append(tp)
             return sf

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dralint.index import ValuesDoc
 from dralint.load import SourceFile
-from dralint.model import Violation
+from dralint.locate import locate
+from dralint.model import Span, Violation
 from dralint.registry import Context, rule
 
 
@@ -21,14 +21,21 @@ def yaml_syntax_error(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
     yield from _problems(sf, "DRA001")
 
 
-@rule("DRA002", scope="values")
-def not_a_kubernetes_object(vd: ValuesDoc, ctx: Context) -> Iterator[Violation]:
-    data = vd.data
-    if isinstance(data, dict):
-        missing = [k for k in ("apiVersion", "kind") if not isinstance(data.get(k), str)]
-        yield Violation(f"document is not a Kubernetes object (no {' or '.join(missing)}); it is not checked")
-    else:
-        yield Violation(f"document is a {type(data).__name__}, not a Kubernetes object; it is not checked")
+@rule("DRA002", scope="file")
+def not_a_kubernetes_object(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
+    if not sf.documents and not sf.problems:
+        yield Violation("file holds no YAML documents (empty or only comments)", span=Span(1, 1, 1, 1))
+        return
+    for vd in ctx.index.values:
+        if vd.file is not sf:
+            continue
+        data = vd.data
+        if isinstance(data, dict):
+            missing = [k for k in ("apiVersion", "kind") if not isinstance(data.get(k), str)]
+            msg = f"document is not a Kubernetes object (no {' or '.join(missing)}); it is not checked"
+        else:
+            msg = f"document is a {type(data).__name__}, not a Kubernetes object; it is not checked"
+        yield Violation(msg, span=locate(sf, vd.doc, ()))
 
 
 @rule("DRA003", scope="file")

@@ -1,0 +1,205 @@
+"""Engine behaviour: selection, severities, suppressions, context files, pod templates everywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dralint.config import ConfigError, build_config, load_config
+from dralint.engine import lint_paths
+
+from .conftest import REPO, codes, lint_text
+
+GPU_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: c
+    image: cuda
+    resources:
+      limits:
+        nvidia.com/gpu: 1{comment}
+"""
+
+
+def test_selection_by_prefix_and_ignore() -> None:
+    text = GPU_POD.format(comment="")
+    assert codes(lint_text(text)) == ["DRA201"]
+    assert codes(lint_text(text, select=["DRA3"])) == []
+    assert codes(lint_text(text, select=["DRA2"], ignore=["DRA201"])) == []
+
+
+def test_off_by_default_rule_needs_its_exact_code() -> None:
+    text = "replicaCount: 2\n"
+    assert codes(lint_text(text)) == []
+    assert codes(lint_text(text, select=["DRA0"])) == []
+    assert codes(lint_text(text, **{"extend-select": ["DRA002"]})) == ["DRA002"]
+
+
+def test_severity_override_and_unknown_codes() -> None:
+    r = lint_text(GPU_POD.format(comment=""), severity={"DRA201": "error"})
+    assert str(r.findings[0].severity) == "error"
+    with pytest.raises(ConfigError):
+        lint_text("a: 1\n", select=["DRA999"])
+    with pytest.raises(ConfigError):
+        build_config({"selct": ["DRA2"]}, None, REPO)
+
+
+def test_rule_options_are_validated() -> None:
+    with pytest.raises(ConfigError, match="DRA201"):
+        build_config({"rules": {"DRA201": {"nope": 1}}}, None, REPO)
+
+
+@pytest.mark.parametrize(
+    ("comment", "expected"),
+    [
+        ("  # dralint: disable=DRA201", []),
+        ("  # dralint: disable=DRA2", []),
+        ("  # dralint: disable=all", []),
+        ("  # dralint: disable=DRA301", ["DRA201", "DRA006"]),
+    ],
+)
+def test_line_suppressions(comment: str, expected: list[str]) -> None:
+    assert sorted(codes(lint_text(GPU_POD.format(comment=comment)))) == sorted(expected)
+
+
+def test_next_line_and_file_suppressions() -> None:
+    text = GPU_POD.replace("        nvidia.com/gpu: 1", "        # dralint: disable=DRA201\n        nvidia.com/gpu: 1")
+    assert codes(lint_text(text.format(comment=""))) == []
+    text = "# dralint: disable-file=DRA201\n" + GPU_POD.format(comment="")
+    assert codes(lint_text(text)) == []
+
+
+def test_annotation_suppression_and_unused_annotation() -> None:
+    text = GPU_POD.replace("  name: p\n", '  name: p\n  annotations:\n    dralint.io/ignore: "DRA201,DRA302"\n')
+    r = lint_text(text.format(comment=""))
+    assert codes(r) == ["DRA006"]
+    assert "DRA302" in r.findings[0].message and r.findings[0].span.line == 6
+
+
+def test_per_file_ignores() -> None:
+    ignores = {"per-file-ignores": {"legacy/*": ["DRA2"]}}
+    r = lint_text(GPU_POD.format(comment=""), path="legacy/pod.yaml", **ignores)
+    assert codes(r) == []
+
+
+def test_context_files_are_indexed_but_not_reported() -> None:
+    pod = """apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: t
+  containers:
+  - name: c
+    resources:
+      claims: [{name: gpu}]
+"""
+    template = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: t, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: nosuch.example.com}
+"""
+    assert codes(lint_text(pod)) == ["DRA304"]
+    r = lint_text(pod, context=[("t.yaml", template)])
+    assert codes(r) == []  # found in context; the context file's own DRA305 is not reported
+
+
+@pytest.mark.parametrize(
+    ("kind_block", "line"),
+    [
+        ("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: x}\nspec:\n  jobTemplate:\n    spec:\n      template:\n"
+         "        spec:\n          containers:\n          - name: c\n            resources: {limits: {nvidia.com/gpu: 1}}\n",
+         11),
+        ("apiVersion: v1\nkind: PodTemplate\nmetadata: {name: x}\ntemplate:\n  spec:\n    containers:\n    - name: c\n"
+         "      resources: {limits: {nvidia.com/gpu: 1}}\n", 8),
+        ("apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: x}\nspec:\n  workerGroupSpecs:\n  - groupName: g\n"
+         "    template:\n      spec:\n        containers:\n        - name: c\n"
+         "          resources: {limits: {nvidia.com/gpu: 1}}\n", 11),
+        ("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: x}\nspec:\n  replicatedJobs:\n"
+         "  - name: w\n    template:\n      spec:\n        template:\n          spec:\n            containers:\n"
+         "            - name: c\n              resources: {limits: {nvidia.com/gpu: 1}}\n", 13),
+    ],
+)
+def test_pod_templates_in_every_kind(kind_block: str, line: int) -> None:
+    r = lint_text(kind_block)
+    assert codes(r) == ["DRA201"]
+    assert r.findings[0].span.line == line
+
+
+def test_ephemeral_and_init_containers_are_checked() -> None:
+    text = """apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  initContainers:
+  - name: i
+    resources: {limits: {nvidia.com/mig-1g.5gb: 1}}
+  ephemeralContainers:
+  - name: e
+    resources: {requests: {nvidia.com/gpu.shared: 1}}
+  containers:
+  - name: c
+"""
+    assert codes(lint_text(text)) == ["DRA202", "DRA203"]
+
+
+def test_false_friends_are_not_legacy_nvidia_usage() -> None:
+    text = GPU_POD.format(comment="").replace("nvidia.com/gpu: 1", "nvidia.com/gpumem: 1024")
+    assert codes(lint_text(text)) == []
+
+
+def test_vendor_resources_from_config() -> None:
+    text = GPU_POD.format(comment="").replace("nvidia.com/gpu", "amd.com/gpu")
+    assert codes(lint_text(text)) == []
+    r = lint_text(text, **{"extended-resources": [{"pattern": r"amd\.com/gpu", "device-class": "gpu.amd.com"}]})
+    assert codes(r) == ["DRA201"] and "gpu.amd.com" in r.findings[0].message
+
+
+def test_helm_source_is_carried_on_findings() -> None:
+    text = "# Source: chart/templates/pod.yaml\n" + GPU_POD.format(comment="")
+    assert lint_text(text).findings[0].source == "chart/templates/pod.yaml"
+
+
+def test_kind_list_items_are_objects_with_exact_positions() -> None:
+    text = "apiVersion: v1\nkind: List\nitems:\n- " + GPU_POD.format(comment="").replace("\n", "\n  ").rstrip() + "\n"
+    r = lint_text(text)
+    assert codes(r) == ["DRA201"]
+    assert r.findings[0].span.line == 14 and r.findings[0].object is not None
+    assert r.findings[0].object.kind == "Pod"
+
+
+def test_config_file_discovery(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / ".dralint.yaml").write_text("ignore: [DRA201]\nkubernetes-version: v1.35.2\n")
+    cfg = load_config(cwd=tmp_path / "sub")
+    assert cfg.ignore == ["DRA201"] and cfg.profile.kubernetes_version == "1.35"
+    (tmp_path / ".dralint.yaml").write_text("ignore: DRA201\n")
+    with pytest.raises(ConfigError):
+        load_config(cwd=tmp_path)
+
+
+def test_pyproject_config(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.dralint]\nselect = ["DRA3"]\n')
+    assert load_config(cwd=tmp_path).select == ["DRA3"]
+
+
+def test_discovery_skips_vcs_venvs_and_excludes(tmp_path: Path) -> None:
+    for rel in ["a.yaml", "b.yml", "c.json", "d.txt", ".git/x.yaml", "node_modules/y.yaml", "venv/z.yaml",
+                "skip/w.yaml"]:
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(GPU_POD.format(comment="") if p.suffix != ".json" else "{}")
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("")
+    cfg = build_config({"exclude": ["skip"]}, None, tmp_path)
+    r = lint_paths([str(tmp_path)], cfg)
+    assert sorted(Path(f.path).name for f in r.files) == ["a.yaml", "b.yml", "c.json"]
