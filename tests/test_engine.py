@@ -118,7 +118,8 @@ spec:
     ("kind_block", "line"),
     [
         ("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: x}\nspec:\n  jobTemplate:\n    spec:\n      template:\n"
-         "        spec:\n          containers:\n          - name: c\n            resources: {limits: {nvidia.com/gpu: 1}}\n",
+         "        spec:\n          containers:\n          - name: c\n"
+         "            resources: {limits: {nvidia.com/gpu: 1}}\n",
          11),
         ("apiVersion: v1\nkind: PodTemplate\nmetadata: {name: x}\ntemplate:\n  spec:\n    containers:\n    - name: c\n"
          "      resources: {limits: {nvidia.com/gpu: 1}}\n", 8),
