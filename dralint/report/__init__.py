@@ -26,9 +26,10 @@ Formatter = Callable[[Result, ReportOptions], str]
 
 
 def _formatters() -> dict[str, Formatter]:
-    from dralint.report import json_report, text
+    from dralint.report import github, json_report, junit, markdown, sarif, text
 
-    return {"text": text.render, "json": json_report.render, "concise": text.render_concise}
+    return {"text": text.render, "json": json_report.render, "concise": text.render_concise,
+            "github": github.render, "sarif": sarif.render, "markdown": markdown.render, "junit": junit.render}
 
 
 FORMATTERS: dict[str, Formatter] = {}
