@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from dralint import __version__
+from dralint import __version__, readiness
 from dralint.catalog import catalog
 from dralint.config import Config, ConfigError, load_config
 from dralint.docs import all_rules, rule_markdown, rules_json, rules_table
@@ -237,6 +237,9 @@ def explain(code: str) -> None:
         click.echo(f"dralint: error: unknown rule {code!r} (see `dralint rules`)", err=True)
         sys.exit(EXIT_USAGE)
     click.echo(rule_markdown(meta))
+
+
+cli.add_command(readiness.command())  # `dralint report`
 
 
 def main(argv: Sequence[str] | None = None) -> int:
