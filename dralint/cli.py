@@ -16,11 +16,11 @@ from typing import Any
 
 import click
 
-from dralint import __version__, readiness
+from dralint import __version__, readiness, render
 from dralint.catalog import catalog
 from dralint.config import Config, ConfigError, load_config
 from dralint.docs import all_rules, rule_markdown, rules_json, rules_table
-from dralint.engine import Result, lint_paths
+from dralint.engine import Result
 from dralint.load import HAVE_LIBYAML
 from dralint.model import Severity
 from dralint.profile import DriverProfile, ProfileError, normalize_minor, parse_bool_map
@@ -124,11 +124,12 @@ def run_lint(paths: Sequence[str], kw: dict[str, Any]) -> tuple[Result, Config, 
         paths.remove("-")
         data = sys.stdin.buffer.read()
         stdin = (kw.get("stdin_filename") or "-", data)
-    elif not paths:
+    elif not paths and not kw.get("helm_charts"):
         paths = ["."]
     t0 = time.perf_counter()
-    result = lint_paths(paths, cfg, context=kw.get("context") or (), stdin=stdin,
-                        follow_symlinks=bool(kw.get("follow_symlinks")))
+    result = render.lint(paths, cfg, context=kw.get("context") or (), stdin=stdin,
+                         follow_symlinks=bool(kw.get("follow_symlinks")), helm_charts=kw.get("helm_charts") or (),
+                         values_files=kw.get("helm_values") or (), sets=kw.get("helm_set") or ())
     return result, cfg, time.perf_counter() - t0
 
 
@@ -186,6 +187,11 @@ def cli() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Show a count per rule.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@click.option("--helm-chart", "helm_charts", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="Render this Helm chart offline (helm binary or dralint[helm]) and lint the output.")
+@click.option("-f", "--values", "helm_values", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Values file for --helm-chart (repeatable).")
+@click.option("--set", "helm_set", multiple=True, help="Value for --helm-chart, as helm --set (repeatable).")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None, exit_zero: bool,
           statistics: bool, color: str, **kw: Any) -> None:
     """Lint manifests (files, directories, or - for stdin)."""
