@@ -1,0 +1,208 @@
+"""The pre-commit hooks, run by the real `pre-commit try-repo` against this checkout.
+
+pre-commit installs the hook into a virtualenv of its own (pip, from PyPI), exactly as a user's
+`pre-commit install` would. try-repo reads the hook repository at a git revision, so the checkout's
+current files (committed or not) are copied into a temporary git repository first. The hook
+environment is built once per test session (about half a minute); deselect these tests with
+`-m 'not integration'`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dralint.cli import cli, main
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.integration
+
+PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
+GIT = shutil.which("git")
+
+if GIT is None or not Path(PRE_COMMIT).exists():  # pragma: no cover - the test extra installs pre-commit
+    pytest.skip("pre-commit and git are needed (pip install -e '.[test]')", allow_module_level=True)
+
+TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+        - name: gpu
+          exactly:
+            deviceClassName: gpu.nvidia.com
+"""
+
+# uses the template above, which lives in another (unchanged) file
+SERVER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: server, namespace: ml}
+spec:
+  template:
+    spec:
+      resourceClaims:
+        - name: gpu
+          resourceClaimTemplateName: one-gpu
+      containers:
+        - name: main
+          image: nvcr.io/nvidia/tritonserver:24.05-py3
+          resources:
+            claims:
+              - name: gpu
+"""
+
+LEGACY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer, namespace: ml}
+spec:
+  template:
+    spec:
+      containers:
+        - name: train
+          image: nvcr.io/nvidia/pytorch:24.05-py3
+          resources:
+            limits:
+              nvidia.com/gpu: 2
+"""
+
+CONFIG = """\
+drivers:
+  - name: gpu.nvidia.com
+"""
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    subprocess.run([str(GIT), "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args], cwd=cwd,
+                   check=True, capture_output=True, env=env)
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's files (tracked and new, minus ignored ones) committed in a throwaway repository."""
+    dst = tmp_path_factory.mktemp("hook-repo")
+    listed = subprocess.run([str(GIT), "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        src = REPO / rel
+        if src.is_file():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / rel)
+    _git(dst, "init", "-q")
+    _git(dst, "add", "-A")
+    _git(dst, "commit", "-q", "-m", "snapshot")
+    return dst
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture
+def manifests(tmp_path: Path) -> Path:
+    """A user's manifest repository: a claim template, a DRA workload, a legacy workload."""
+    repo = tmp_path / "manifests"
+    (repo / "claims").mkdir(parents=True)
+    (repo / "apps").mkdir()
+    (repo / "claims" / "template.yaml").write_text(TEMPLATE, encoding="utf-8")
+    (repo / "apps" / "server.yaml").write_text(SERVER, encoding="utf-8")
+    (repo / "apps" / "trainer.yaml").write_text(LEGACY, encoding="utf-8")
+    (repo / ".dralint.yaml").write_text(CONFIG, encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "manifests")
+    return repo
+
+
+@dataclass
+class HookRun:
+    code: int
+    output: str
+
+
+def try_repo(hook_repo: Path, home: Path, cwd: Path, hook: str, *files: str) -> HookRun:
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never", "NO_COLOR": "1"}
+    env.pop("VIRTUAL_ENV", None)
+    p = subprocess.run([PRE_COMMIT, "try-repo", str(hook_repo), hook, "--verbose", "--files", *files],
+                       cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+    return HookRun(p.returncode, p.stdout + p.stderr)
+
+
+def test_hook_definitions() -> None:
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    assert set(hooks) == {"dralint", "dralint-fix"}
+    for h in hooks.values():
+        assert h["language"] == "python"
+        assert h["types_or"] == ["yaml", "json"]
+        assert "--context ." in h["entry"]
+    assert hooks["dralint"]["entry"].startswith("dralint check ")
+    assert hooks["dralint-fix"]["entry"].startswith("dralint fix ")
+
+
+def test_hook_fails_on_a_changed_legacy_manifest(hook_repo: Path, pre_commit_home: Path, manifests: Path) -> None:
+    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint", "apps/trainer.yaml")
+    assert run.code == 1, run.output
+    assert "apps/trainer.yaml:12:15: DRA201 [warning]" in run.output
+    assert "Failed" in run.output
+
+
+def test_hook_passes_with_a_claim_template_from_an_unchanged_file(
+    hook_repo: Path, pre_commit_home: Path, manifests: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # on its own, the changed file refers to a template dralint cannot see
+    monkeypatch.chdir(manifests)
+    assert main(["check", "apps/server.yaml"]) == 1
+    assert "DRA304" in capsys.readouterr().out
+    # the hook loads the repository as context: the template resolves, and the unchanged legacy
+    # file is not reported
+    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint", "apps/server.yaml")
+    assert run.code == 0, run.output
+    assert "Passed" in run.output
+    assert "DRA304" not in run.output and "trainer.yaml" not in run.output
+
+
+def test_hook_reports_only_changed_files_but_resolves_across_all(
+    hook_repo: Path, pre_commit_home: Path, manifests: Path
+) -> None:
+    broken = SERVER.replace("resourceClaimTemplateName: one-gpu", "resourceClaimTemplateName: two-gpus")
+    (manifests / "apps" / "server.yaml").write_text(broken, encoding="utf-8")
+    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint", "apps/server.yaml", "claims/template.yaml")
+    assert run.code == 1, run.output
+    assert "apps/server.yaml:9:38: DRA304 [warning] ResourceClaimTemplate `two-gpus`" in run.output
+    assert "trainer.yaml" not in run.output
+
+
+@pytest.fixture
+def fix_exists() -> Iterator[None]:
+    if "fix" not in cli.commands:
+        pytest.skip("`dralint fix` is not implemented yet: the dralint-fix hook cannot run")
+    yield
+
+
+def test_fix_hook_rewrites_the_changed_file(hook_repo: Path, pre_commit_home: Path, manifests: Path,
+                                            fix_exists: None) -> None:
+    # a container names a request the template (in an unchanged file) does not have; `gpu` is the
+    # only request, so the safe fix renames it
+    wrong = SERVER.replace("              - name: gpu\n", "              - name: gpu\n                request: gpus\n")
+    target = manifests / "apps" / "server.yaml"
+    target.write_text(wrong, encoding="utf-8")
+    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint-fix", "apps/server.yaml")
+    fixed = target.read_text(encoding="utf-8")
+    assert "request: gpus" not in fixed, run.output
+    assert "request: gpu\n" in fixed
