@@ -20,6 +20,7 @@ from dralint import __version__, readiness, render
 from dralint.catalog import catalog
 from dralint.config import Config, ConfigError, load_config
 from dralint.docs import all_rules, rule_markdown, rules_json, rules_table
+from dralint.drivers import validate_profile as validate_drivers
 from dralint.engine import Result
 from dralint.load import HAVE_LIBYAML
 from dralint.model import Severity
@@ -110,6 +111,10 @@ def build_run_config(kw: dict[str, Any]) -> Config:
         existing = {x.name: x for x in p.drivers}
         gates = existing[name].feature_gates if name in existing else {}
         p.drivers = [x for x in p.drivers if x.name != name] + [DriverProfile(name, version or None, gates)]
+    try:
+        validate_drivers(p)
+    except ProfileError as e:
+        raise ConfigError(str(e)) from e
     if kw.get("inventory"):
         p.inventory = [str(Path(x)) for x in kw["inventory"]]
     cfg.selected()  # validate selections

@@ -17,6 +17,7 @@ import jsonschema
 import yaml
 
 from dralint.catalog import RuleMeta, catalog
+from dralint.drivers import validate_profile as validate_drivers
 from dralint.model import Severity
 from dralint.profile import ClusterProfile, DriverProfile, ProfileError, normalize_minor
 
@@ -83,7 +84,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 },
             },
         },
-        "values-files": {"type": "array", "items": {"type": "string"}},
+        "values-files": {
+            "type": "object",
+            "propertyNames": {"enum": ["gpu-operator", "dra-driver", "device-plugin"]},
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
         "unsafe-fixes": {"type": "boolean"},
         "cache-dir": {"type": "string"},
         "output-format": {"type": "string"},
@@ -255,8 +260,9 @@ def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
             ],
             inventory=[str(root / p) for p in ([inv] if isinstance(inv, str) else inv)],
             extended_resources=list(raw.get("extended-resources", [])),
-            values_files=list(raw.get("values-files", [])),
+            values_files={k: list(v) for k, v in raw.get("values-files", {}).items()},
         )
+        validate_drivers(cfg.profile)
     except ProfileError as e:
         raise ConfigError(f"{where}: {e}") from e
     # validate selections early so that a typo is a usage error

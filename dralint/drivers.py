@@ -575,15 +575,13 @@ class _Validator:
                     f" (known: {', '.join(f'`{f}`' for f in fields if data.present(fields[f], rel))})"
                     if fields else " (it takes no fields)")
                 self.out.issues.append(Issue(
-                    (*path, k), f"unknown field `{k}` in {where}{hint}; the driver decodes parameters "
-                    "strictly and refuses the claim", "key"))
+                    (*path, k), f"unknown field `{k}` in {where}{hint}", "key"))
                 continue
             if not data.present(spec, rel):
                 when = (f"added in {spec['since']}" if spec.get("since") and data.rank(rel) < data.rank(
                     str(spec["since"])) else f"removed in {spec.get('removed')}")
                 self.out.issues.append(Issue(
-                    (*path, k), f"`{k}` does not exist in {where} in {rel} ({when}); strict decoding refuses it",
-                    "key"))
+                    (*path, k), f"`{k}` does not exist in {where} in {rel} ({when})", "key"))
                 continue
             if v is None:
                 continue  # JSON null leaves the field unset
@@ -604,8 +602,8 @@ class _Validator:
             for f in w.get("forbid") or ():
                 if value.get(f) is not None:
                     self.out.issues.append(Issue(
-                        (*path, f), f"`{f}` cannot be combined with {cond}: the driver fails to prepare the "
-                        f"claim; remove `{f}` or change `{w['field']}`", "key"))
+                        (*path, f), f"`{f}` cannot be combined with {cond} (remove `{f}` or change "
+                        f"`{w['field']}`)", "key"))
             if w.get("gate"):
                 self.out.gate_uses.append(GateUse((*path, str(w["field"])), str(w["gate"]),
                                                   str(w.get("feature") or cond)))
@@ -707,7 +705,8 @@ def validate_opaque(profile: ClusterProfile, driver: str, parameters: Any) -> Op
     group = api.split("/", 1)[0] if isinstance(api, str) and "/" in api else None
     if group in legacy:
         repl = (data.raw.get("legacy-config-kinds") or {}).get(kind)
-        instead = f" (for `{kind}` use kind `{repl}` with `apiVersion: {valid_apis[0]}`)" if repl and valid_apis else ""
+        instead = (f"; write `apiVersion: {valid_apis[0]}` with `kind: {repl}` instead (counts and selectors "
+                   "belong in the request)") if repl and valid_apis else ""
         out.issues.append(Issue(("apiVersion",), " ".join(str(legacy[group]).split()) + instead))
         return out
     if api is None:
@@ -731,7 +730,7 @@ def validate_opaque(profile: ClusterProfile, driver: str, parameters: Any) -> Op
         return out
     if not data.present(spec, rel):
         out.issues.append(Issue(("kind",), f"`{kind}` exists from {spec.get('since')} on; {driver} {rel} does not "
-                                           "know it and refuses the claim"))
+                                           "know it"))
         return out
     if spec.get("driver") != driver:
         out.issues.append(Issue(("kind",), f"`{kind}` is a config of driver `{spec.get('driver')}`, but this config "

@@ -35,8 +35,9 @@ class ClusterProfile:
     inventory: list[str] = field(default_factory=list)
     #: extra legacy extended resources from config (same shape as schemas/extended-resources.yaml)
     extended_resources: list[dict[str, Any]] = field(default_factory=list)
-    #: Helm values files to treat as chart values (DRA207) even when not recognised by content
-    values_files: list[str] = field(default_factory=list)
+    #: chart name (gpu-operator | dra-driver | device-plugin) -> globs of Helm values files of that chart
+    #: (DRA207), for values not recognised by content
+    values_files: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.kubernetes_version:

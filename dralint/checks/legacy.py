@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dralint import dra, k8s
-from dralint.index import Index, K8sObject, ValuesDoc
+from dralint.index import Index, K8sObject
 from dralint.knowledge import LegacyResource, legacy
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
 from dralint.registry import Context, rule
@@ -256,95 +256,6 @@ def _gfd_message(key: str, cel: str | None) -> str:
     if cel:
         msg += f", e.g. CEL `{cel}`"
     return msg
-
-
-# --- DRA207: both allocators enabled by Helm values ------------------------------------------------
-
-def _flag(data: Any, *path: str, default: bool) -> bool:
-    v = k8s.get(data, *path)
-    return v if isinstance(v, bool) else default
-
-
-def chart_of(vd: ValuesDoc) -> str | None:
-    """Recognise Helm values by content: gpu-operator, dra-driver or device-plugin."""
-    d = vd.data
-    if not isinstance(d, dict):
-        return None
-    if isinstance(d.get("devicePlugin"), dict) and any(k in d for k in ("driver", "toolkit", "operator", "gfd",
-                                                                           "dcgmExporter", "migManager",
-                                                                           "clusterPolicy", "gpuCluster")):
-        return "gpu-operator"
-    if "gpuResourcesEnabledOverride" in d or (isinstance(k8s.get(d, "resources", "gpus"), dict)
-                                              and "kubeletPlugin" in d):
-        return "dra-driver"
-    if "migStrategy" in d and ("config" in d or "devicePlugin" in d or "gfd" in d):
-        return "device-plugin"
-    return None
-
-
-def _device_plugin_on(vd: ValuesDoc, chart: str) -> bool:
-    d = vd.data
-    if chart == "gpu-operator":
-        return _flag(d, "devicePlugin", "enabled", default=True) and _flag(d, "clusterPolicy", "deployCR", default=True)
-    if chart == "device-plugin":
-        return _flag(d, "devicePlugin", "enabled", default=True)
-    return False
-
-
-def _dra_gpus_on(vd: ValuesDoc, chart: str) -> tuple[bool, JsonPath]:
-    d = vd.data
-    if chart == "gpu-operator":
-        return _flag(d, "gpuCluster", "deployCR", default=False), ("gpuCluster", "deployCR")
-    if chart == "dra-driver":
-        on = _flag(d, "resources", "gpus", "enabled", default=True) and _flag(
-            d, "gpuResourcesEnabledOverride", default=False)
-        path: JsonPath = ("resources", "gpus", "enabled") if k8s.get(d, "resources", "gpus", "enabled") is not None \
-            else ("gpuResourcesEnabledOverride",)
-        return on, path
-    return False, ()
-
-
-def _plugin_daemonsets(index: Index) -> list[K8sObject]:
-    out = []
-    for ds in index.of_kind("DaemonSet"):
-        for ps in ds.pod_specs:
-            for c in k8s.containers(ps):
-                img = c.container.get("image")
-                if isinstance(img, str) and "k8s-device-plugin" in img:
-                    out.append(ds)
-    return out
-
-
-@rule("DRA207", scope="values")
-def double_allocator_config(vd: ValuesDoc, ctx: Context) -> Iterator[Violation]:
-    chart = chart_of(vd)
-    if chart is None:
-        return
-    dra_on, path = _dra_gpus_on(vd, chart)
-    if not dra_on:
-        return
-    if chart == "gpu-operator" and _device_plugin_on(vd, chart):
-        yield Violation(
-            "GPU Operator values deploy both the device-plugin stack (`devicePlugin.enabled`, ClusterPolicy) and the "
-            "DRA stack (`gpuCluster.deployCR`): two allocators would hand out the same GPUs",
-            path,
-        )
-        return
-    others = []
-    for other in ctx.index.values:
-        if other is vd:
-            continue
-        oc = chart_of(other)
-        if oc and _device_plugin_on(other, oc):
-            others.append(f"{other.file.path} ({oc} values)")
-    others += [f"{ds.file.path} (DaemonSet {ds.name})" for ds in _plugin_daemonsets(ctx.index)]
-    if others:
-        yield Violation(
-            "DRA driver values allocate GPUs (`resources.gpus.enabled` with `gpuResourcesEnabledOverride`) while "
-            f"the device plugin is also enabled in {', '.join(sorted(set(others)))}: two allocators would hand "
-            "out the same GPUs; disable one (or keep them on disjoint nodes)",
-            path,
-        )
 
 
 @rule("DRA208")
