@@ -557,6 +557,13 @@ def remap(result: Result, rendered: Rendered) -> None:
 # the entry point used by the CLI
 
 
+def _resolved(path: str) -> str:
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError):
+        return path
+
+
 def lint(
     paths: Sequence[str],
     config: Config,
@@ -585,6 +592,9 @@ def lint(
         rendered.origins.update(r.origins)
         rendered.manifests |= r.manifests
     targets, missing = load_paths(plain, config, follow_symlinks) if plain else ([], [])
+    # a source file that was rendered is linted as rendered, not a second time as it stands
+    rendered_sources = {str(p.resolve()) for p in rendered.origins.values()}
+    targets = [t for t in targets if _resolved(t.path) not in rendered_sources]
     if stdin is not None:
         targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
     targets += rendered.files

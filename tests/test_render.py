@@ -253,3 +253,10 @@ def test_report_renders_kustomizations_too(fixtures: Path, capsys: pytest.Captur
     doc = json.loads(capsys.readouterr().out)
     assert set(doc["by_namespace"]) == {"ml"}
     assert doc["by_namespace"]["ml"]["device_plugin"] == 1
+
+
+@needs_kustomize
+def test_a_rendered_source_named_again_is_linted_once(fixtures: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, doc, _ = check_json(["kustomize/overlay", "kustomize/base/trainer.yaml"], capsys)
+    trainer = [f for f in doc["findings"] if f["path"] == "kustomize/base/trainer.yaml"]
+    assert [(f["rule"], f["object"]["name"], f["line"]) for f in trainer] == [("DRA201", "prod-trainer", 14)]
