@@ -377,7 +377,7 @@ def support_note(profile: ClusterProfile, driver: str) -> str | None:
 def _type_matches(item: Mapping[str, Any], device_type: str | None) -> bool:
     if device_type is None:
         return True
-    on = item.get("on")
+    on = item.get("devices")
     return not isinstance(on, list) or device_type in on
 
 

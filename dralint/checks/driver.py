@@ -55,8 +55,16 @@ class _Target:
 class _Analysis:
     by_code: dict[str, list[Violation]] = field(default_factory=lambda: {"DRA106": [], "DRA502": [], "DRA503": []})
 
+    #: driver gates already reported in this object: one DRA502 per missing gate is enough
+    gates: set[str] = field(default_factory=set)
+
     def add(self, code: str, v: Violation) -> None:
         self.by_code[code].append(v)
+
+    def missing_gate(self, gate: str, v: Violation) -> None:
+        if gate not in self.gates:
+            self.gates.add(gate)
+            self.by_code["DRA502"].append(v)
 
 
 def _class_facts(ctx: Context, name: str | None) -> tuple[str | None, str | None]:
@@ -137,7 +145,7 @@ def _claim(obj: K8sObject, ctx: Context, out: _Analysis) -> None:
             if info is not None and info.devices_need_gate:
                 gate = info.devices_need_gate
                 if setup.gate_needed(gate):
-                    out.add("DRA502", Violation(_gate_message(
+                    out.missing_gate(gate, Violation(_gate_message(
                         setup, drv, gate, f"class `{cls}`",
                         f"without it the driver publishes no `{info.device_type}` devices, so the claim is never "
                         "allocated and the pod stays Pending"), cpath, on="value"))
@@ -199,7 +207,7 @@ def _selectors(ctx: Context, setup: Setup, drv: str, sels: list[tuple[JsonPath, 
                 gate = capacity_gate(ctx.profile, domain, name) if knows_driver(domain) else None
                 s = setup_for(ctx.profile, domain) if gate else None
                 if gate and s is not None and s.gate_needed(gate):
-                    out.add("DRA502", Violation(_gate_message(
+                    out.missing_gate(gate, Violation(_gate_message(
                         s, domain, gate, f"selector reads capacity `{domain}/{name}`",
                         "without it no device has that capacity and evaluating the selector fails, so the claim "
                         "is not allocated"), path, on="value"))
@@ -211,7 +219,7 @@ def _gated_attribute(ctx: Context, domain: str, name: str, path: JsonPath, what:
     gate = attribute_gate(ctx.profile, domain, name)
     s = setup_for(ctx.profile, domain)
     if gate and s is not None and s.gate_needed(gate):
-        out.add("DRA502", Violation(_gate_message(
+        out.missing_gate(gate, Violation(_gate_message(
             s, domain, gate, what,
             "without it no device publishes the attribute, so the claim cannot be allocated"), path, on="value"))
 
@@ -226,7 +234,7 @@ def _capacity_requests(ctx: Context, setup: Setup, drv: str, alt: dra.Alternativ
         gate = capacity_gate(ctx.profile, domain, name) if knows_driver(domain) else None
         s = setup_for(ctx.profile, domain) if gate else None
         if gate and s is not None and s.gate_needed(gate):
-            out.add("DRA502", Violation(_gate_message(
+            out.missing_gate(gate, Violation(_gate_message(
                 s, domain, gate, f"request for capacity `{qn}`",
                 "without it devices do not offer that capacity and the claim is never allocated"),
                 (*alt.path, "capacity", "requests", qn)))
@@ -256,7 +264,7 @@ def _configs(obj: K8sObject, ctx: Context, configs: Any, cpath: JsonPath, target
             out.add("DRA106", Violation(f"{label}{issue.message}{tail}", (*ppath, *issue.path), on=issue.on))
         for use in check.gate_uses:
             if setup.gate_needed(use.gate):
-                out.add("DRA502", Violation(_gate_message(
+                out.missing_gate(use.gate, Violation(_gate_message(
                     setup, drv, use.gate, f"{label}{use.feature}",
                     f"the driver refuses the config when it prepares {who} and the pod does not start"),
                     (*ppath, *use.path), on="value"))
