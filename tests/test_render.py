@@ -124,6 +124,7 @@ def test_helm_chart_sarif_points_at_the_template(fixtures: Path, monkeypatch: py
     loc = res["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"]["uri"] == "chart/gpu-app/templates/deployment.yaml"
     assert res["properties"]["source"] == "gpu-app/templates/deployment.yaml"
+    assert set(res["properties"]["renderedLocation"]) == {"line", "column"}
 
 
 FAKE_HELM = '''\

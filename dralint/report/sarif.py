@@ -126,6 +126,9 @@ def _result(f: Finding, index: int, root: Path, fp: str) -> dict[str, Any]:
         }]
     if f.source:
         props["source"] = f.source
+    rendered = f.extra.get("rendered")
+    if isinstance(rendered, dict):  # the position inside `helm template`/`kustomize build` output
+        props["renderedLocation"] = rendered
     if f.fix is not None:
         props["fix"] = {"title": f.fix.title,
                         "safety": "safe" if f.fix.applicability == Applicability.SAFE else "unsafe"}
