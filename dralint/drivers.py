@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
@@ -381,18 +381,25 @@ def _type_matches(item: Mapping[str, Any], device_type: str | None) -> bool:
     return not isinstance(on, list) or device_type in on
 
 
-def _domain_items(profile: ClusterProfile, domain: str, section: str) -> Iterator[tuple[Setup, str, dict[str, Any]]]:
+def _domain_items(profile: ClusterProfile, domain: str, section: str) -> tuple[tuple[Setup, str, dict[str, Any]], ...]:
     """(setup, name, item) for ``section`` (attributes|capacities) of ``domain`` in the configured release."""
+    return _domain_table(_profile_key(profile), domain, section)
+
+
+@cache
+def _domain_table(key: tuple[Any, ...], domain: str, section: str) -> tuple[tuple[Setup, str, dict[str, Any]], ...]:
+    all_setups = _setups(key)
     if domain == STANDARD_DOMAIN:
-        chosen = [s for s in setups(profile) if s.installed] or list(setups(profile))
+        chosen = [s for s in all_setups if s.installed] or list(all_setups)
     else:
-        s = setup_for(profile, domain)
-        chosen = [s] if s else []
+        chosen = [s for s in all_setups if domain in s.data.drivers]
+    out = []
     for s in chosen:
         for name, item in ((s.data.raw.get(section) or {}).get(domain) or {}).items():
             item = item if isinstance(item, dict) else {"type": item}
             if s.data.present(item, s.release):
-                yield s, str(name), item
+                out.append((s, str(name), item))
+    return tuple(out)
 
 
 def attributes(profile: ClusterProfile, driver: str, device_type: str | None = None) -> dict[str, str]:

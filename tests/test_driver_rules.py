@@ -457,3 +457,35 @@ def test_quickstart_demos_with_gates_enabled(name: str) -> None:
 def test_all_quickstart_v1_demos_are_valid_configs() -> None:
     for path in sorted(QUICKSTART.glob("*.yaml")):
         assert [c for c, _ in _corpus(path.name, ALL_GATES)] == [], path.name
+
+
+ODD_SHAPES = [
+    "spec: 5",
+    "spec: {selectors: 5, config: 7}",
+    "spec: {selectors: [5, {cel: 3}, {cel: {expression: 4}}], config: [{opaque: {driver: gpu.nvidia.com, "
+    "parameters: {apiVersion: resource.nvidia.com/v1beta1, kind: GpuConfig, sharing: [1]}}}]}",
+    "metadata: 3\nspec: {selectors: [{cel: {expression: \"device.driver == 'gpu.nvidia.com'\"}}], "
+    "config: [{opaque: {driver: gpu.nvidia.com, parameters: {kind: 3, apiVersion: [1]}}}]}",
+]
+
+
+@pytest.mark.parametrize("body", ODD_SHAPES)
+@pytest.mark.parametrize("kind", ["DeviceClass", "ResourceClaim", "ResourceClaimTemplate"])
+def test_odd_shapes_never_crash(kind: str, body: str) -> None:
+    text = f"apiVersion: resource.k8s.io/v1\nkind: {kind}\nmetadata: {{name: x}}\n{body}\n"
+    for spec_body in (text, text.replace("spec: {", "spec: {spec: {devices: {requests: 3, constraints: [1, "
+                                                   "{matchAttribute: 5}], config: 7}}, x: {")):
+        r = lint_text(spec_body, select=["DRA106", "DRA502", "DRA503", "DRA207"], **driver("main"))
+        assert r.internal_errors == []
+
+
+def test_odd_mps_values_are_reported_not_crashed() -> None:
+    params = "kind: GpuConfig\nsharing:\n  strategy: MPS\n  mpsConfig:\n    defaultActiveThreadPercentage: 5.5\n" \
+             "    defaultPinnedDeviceMemoryLimit: [1]\n    defaultPerDevicePinnedMemoryLimit: 3\n"
+    got = found(lint_text(claim(GPU_REQ, gpu_config(params)), select=["DRA106"], **driver(MPSSupport=True)),
+                "DRA106")
+    assert [m.split(";")[0] for _, _, m in got] == [
+        "GpuConfig: `defaultActiveThreadPercentage` must be an integer, got the number 5.5",
+        "GpuConfig: `defaultPinnedDeviceMemoryLimit` must be a quantity such as 10Gi, got a list",
+        "GpuConfig: `defaultPerDevicePinnedMemoryLimit` must be a mapping, got the number 3",
+    ]

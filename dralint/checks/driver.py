@@ -152,8 +152,8 @@ def _claim(obj: K8sObject, ctx: Context, out: _Analysis) -> None:
                 elif setup.gate_on(gate) and setup.stage(gate) == "Alpha":
                     out.add("DRA503", Violation(_preview_gate_message(setup, drv, gate, f"class `{cls}`"),
                                                 cpath, on="value"))
-            note = support_note(ctx.profile, drv)
-            if note and not preview_done:
+            note = None if preview_done else support_note(ctx.profile, drv)
+            if note:
                 preview_done = True
                 out.add("DRA503", Violation(f"class `{cls}`: {note}", cpath, on="value"))
             _selectors(ctx, setup, drv, alt.selectors, out)
@@ -174,7 +174,8 @@ def _device_class(obj: K8sObject, ctx: Context, out: _Analysis) -> None:
     drv, dtype = _class_facts(ctx, obj.name) if obj.name else (None, None)
     if drv is None:
         # the class in hand may not be indexed under a name (no metadata.name): read it directly
-        for sel in k8s.get(obj.data, "spec", "selectors") or []:
+        raw_sels = k8s.get(obj.data, "spec", "selectors")
+        for sel in raw_sels if isinstance(raw_sels, list) else []:
             expr = k8s.get(sel, "cel", "expression")
             m = _DRIVER_RE.search(expr) if isinstance(expr, str) else None
             if m:
