@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from syrupy.assertion import SnapshotAssertion
 
 from dralint.catalog import catalog
@@ -30,6 +31,9 @@ def _cases(prefix: str) -> list[tuple[str, Path]]:
 
 def _lint(code: str, path: Path, all_rules: bool = False):  # type: ignore[no-untyped-def]
     raw = {"select": ["ALL"]} if all_rules else {"select": [code]}
+    profile = path.parent / "config.yaml"  # the cluster profile an example needs (e.g. a runtime-config)
+    if profile.is_file():
+        raw.update(yaml.safe_load(profile.read_text(encoding="utf-8")))
     cfg = build_config(raw, None, REPO)
     rel = path.relative_to(REPO).as_posix()
     return lint_files([load_bytes(rel, path.read_bytes())], [], cfg)
