@@ -197,12 +197,15 @@ def fix_exists() -> Iterator[None]:
 
 def test_fix_hook_rewrites_the_changed_file(hook_repo: Path, pre_commit_home: Path, manifests: Path,
                                             fix_exists: None) -> None:
-    # a container names a request the template (in an unchanged file) does not have; `gpu` is the
-    # only request, so the safe fix renames it
-    wrong = SERVER.replace("              - name: gpu\n", "              - name: gpu\n                request: gpus\n")
+    # a container names a subrequest (`gpu/a100`); containers must name the main request, and the
+    # safe fix (DRA306) rewrites it
+    claim_ref = "              - name: gpu\n"
+    wrong = SERVER.replace(claim_ref, claim_ref + "                request: gpu/a100\n")
     target = manifests / "apps" / "server.yaml"
     target.write_text(wrong, encoding="utf-8")
     run = try_repo(hook_repo, pre_commit_home, manifests, "dralint-fix", "apps/server.yaml")
     fixed = target.read_text(encoding="utf-8")
-    assert "request: gpus" not in fixed, run.output
-    assert "request: gpu\n" in fixed
+    assert "request: gpu/a100" not in fixed, run.output
+    assert fixed == wrong.replace("request: gpu/a100", "request: gpu")
+    # the unchanged files were not touched
+    assert (manifests / "apps" / "trainer.yaml").read_text(encoding="utf-8") == LEGACY
