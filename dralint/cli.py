@@ -18,6 +18,7 @@ import click
 
 from dralint import __version__, readiness, render
 from dralint.catalog import catalog
+from dralint.commands import fix as fix_cmd
 from dralint.config import Config, ConfigError, load_config
 from dralint.docs import all_rules, rule_markdown, rules_json, rules_table
 from dralint.drivers import validate_profile as validate_drivers
@@ -197,11 +198,18 @@ def cli() -> None:
 @click.option("-f", "--values", "helm_values", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Values file for --helm-chart (repeatable).")
 @click.option("--set", "helm_set", multiple=True, help="Value for --helm-chart, as helm --set (repeatable).")
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes (same as `dralint fix`).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None, exit_zero: bool,
           statistics: bool, color: str, **kw: Any) -> None:
     """Lint manifests (files, directories, or - for stdin)."""
     if fmt not in format_names():
         raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(format_names())}")
+    apply_fixes, unsafe_fixes, diff = kw.pop("apply_fixes"), kw.pop("unsafe_fixes"), kw.pop("diff")
+    if apply_fixes or diff:
+        sys.exit(fix_cmd.run_fix(paths, kw, unsafe=unsafe_fixes, diff=diff, fmt=fmt, fail_on=fail_on,
+                                 exit_zero=exit_zero, color=color, output=output, statistics=statistics))
     try:
         result, cfg, seconds = run_lint(paths, kw)
     except ConfigError as e:
@@ -251,6 +259,7 @@ def explain(code: str) -> None:
 
 
 cli.add_command(readiness.command())  # `dralint report`
+cli.add_command(fix_cmd.command())  # `dralint fix`
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,129 @@
+"""``dralint fix`` and ``dralint check --fix``: apply recorded fixes, verified, atomically.
+
+Exit codes follow ruff and pre-commit: 0 nothing changed and nothing left at or above ``--fail-on``;
+1 files were changed (or would be, with ``--diff``) or findings remain; 2 usage error or a fix that
+failed its gates (then that file is left untouched); 3 internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from dralint.config import ConfigError
+from dralint.fixer import FixRun, atomic_write, fix_paths, unified_diff
+from dralint.model import Severity
+from dralint.report import ReportOptions, get_formatter
+
+EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
+
+
+def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, diff: bool = False,
+            fmt: str = "text", fail_on: str | None = None, exit_zero: bool = False, color: str = "auto",
+            output: str | None = None, statistics: bool = False) -> int:
+    """The body of ``fix`` / ``check --fix``; returns the exit code."""
+    from dralint.cli import build_run_config, report_problems, use_color
+
+    try:
+        cfg = build_run_config(kw)
+    except ConfigError as e:
+        click.echo(f"dralint: error: {e}", err=True)
+        return EXIT_USAGE
+    targets = list(paths)
+    stdin: tuple[str, bytes] | None = None
+    if "-" in targets:
+        targets.remove("-")
+        stdin = (kw.get("stdin_filename") or "-", sys.stdin.buffer.read())
+    elif not targets:
+        targets = ["."]
+    run, missing = fix_paths(targets, cfg, kw.get("context") or (), stdin, unsafe,
+                             bool(kw.get("follow_symlinks")))
+    run.result.missing = missing
+    problem = report_problems(run.result)
+    failed = _write(run, diff, stdin[0] if stdin else None)
+    to_stderr = stdin is not None or diff
+    stream = sys.stderr if to_stderr else sys.stdout
+    opts = ReportOptions(color=use_color(color, stream), statistics=statistics, verbose=bool(kw.get("verbose")))
+    if output:
+        from pathlib import Path
+
+        Path(output).write_text(get_formatter(fmt)(run.result, ReportOptions(statistics=statistics)),
+                                encoding="utf-8")
+        fmt = "text"
+    report = get_formatter(fmt)(run.result, opts if fmt == "text" else ReportOptions(statistics=statistics))
+    click.echo(report, nl=False, err=to_stderr, color=opts.color)
+    fixed = sum(sum(f.applied.values()) for f in run.changed())
+    if fixed:
+        verb = "Would fix" if diff else "Fixed"
+        click.echo(f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {len(run.changed())} "
+                   f"file{'s' if len(run.changed()) != 1 else ''}.", err=True)
+    if failed:
+        return EXIT_USAGE
+    if problem:
+        return problem
+    if run.changed():
+        return EXIT_CHANGED
+    threshold = fail_on or cfg.fail_on
+    if exit_zero or threshold == "never":
+        return EXIT_OK
+    level = Severity.parse(threshold)
+    return EXIT_CHANGED if any(f.severity >= level for f in run.result.findings) else EXIT_OK
+
+
+def _write(run: FixRun, diff: bool, stdin_name: str | None) -> bool:
+    """Write (or show) each changed file; report gate failures and notes. True when a gate failed."""
+    failed = False
+    for fo in run.files:
+        for gf in fo.failures:
+            failed = True
+            click.echo(f"dralint: error: not fixing {fo.path}: {', '.join(gf.rules) or 'fix'}: {gf.reason}; "
+                       "the file was left unchanged (this is a bug in the rule's fix; please report it)", err=True)
+        for note in fo.notes:
+            click.echo(f"{fo.path}: note: {note}", err=True)
+        is_stdin = stdin_name is not None and fo.path == stdin_name
+        if is_stdin and not diff:
+            sys.stdout.buffer.write(fo.after if fo.changed else fo.before)
+            sys.stdout.flush()
+            continue
+        if not fo.changed:
+            continue
+        if diff:
+            click.echo(unified_diff(fo.path, fo.before, fo.after), nl=False)
+            continue
+        try:
+            atomic_write(fo.path, fo.after)
+        except OSError as e:
+            failed = True
+            click.echo(f"dralint: error: cannot write {fo.path}: {e.strerror or e}", err=True)
+            continue
+        click.echo(fo.summary(), err=True)
+    return failed
+
+
+def command() -> click.Command:
+    from dralint.cli import common_lint_options
+
+    @click.command("fix")
+    @click.argument("paths", nargs=-1, type=click.Path())
+    @common_lint_options
+    @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour.")
+    @click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
+    @click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]),
+                  help="Lowest severity of a remaining finding that makes the exit code 1 (default: warning).")
+    @click.option("--exit-zero", is_flag=True, help="Exit 0 when only findings remain (changes still exit 1).")
+    @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+    def fix(paths: tuple[str, ...], unsafe_fixes: bool, diff: bool, fail_on: str | None, exit_zero: bool,
+            color: str, **kw: Any) -> None:
+        """Apply fixes to manifests (files, directories, or - for stdin: fixed text on stdout).
+
+        Safe fixes by default; --unsafe-fixes adds the ones that change behaviour. A file is written
+        only if every fix in it re-parses, leaves untouched documents byte-identical and keeps object
+        identities; Helm-rendered documents are never rewritten.
+        """
+        sys.exit(run_fix(paths, kw, unsafe=unsafe_fixes, diff=diff, fail_on=fail_on, exit_zero=exit_zero,
+                         color=color))
+
+    return fix

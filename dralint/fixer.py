@@ -1,0 +1,1738 @@
+"""Applying fixes: edits as data, spliced into the original text, verified before anything is written.
+
+How a fix reaches the file
+--------------------------
+Rules record `Fix`es made of `Edit`s (paths relative to the object). For every document a fix
+touches, the fixer cuts that document's *region* out of the file (from the line where its root
+starts to the end of the line holding its last content) and edits only that text:
+
+1. **Splicing first.** The edit is applied to the region's text at the positions the fast loader
+   reports: a changed scalar keeps its quotes or block style, an inserted key copies the column of
+   its siblings, new blocks follow the document's own indentation (mapping indent, sequence dash
+   offset and preferred quote character are detected per document). Nothing outside the edited
+   lines is re-emitted, so comments, flow collections, odd spacing, anchors elsewhere in the
+   document, `...`, directives, BOM and line endings survive byte for byte. This is the "splice
+   first" strategy of pre-commit's autoupdate; it is also ~20x cheaper than a round trip, which is
+   what lets `migrate` rewrite thousands of documents in seconds.
+2. **ruamel.yaml round trip as the fallback.** When splicing cannot express an edit faithfully
+   (the edit goes through an alias, a merge key or a tagged node, a nested ``- -`` sequence…), the
+   region alone is loaded with ruamel (``preserve_quotes``, ``width=4096``, indentation detected
+   from the document) and only the nodes that differ are changed. If that document does not come
+   back byte-identical from a no-op round trip (mixed sequence styles and similar), applying the
+   fix would reformat it, so the fix is downgraded to *unsafe* and the reason is reported.
+   JSON files are edited as JSON with their detected indentation, under the same rule.
+3. **Verification of every fix.** The edited region is parsed again with the lint parser and its
+   data must equal the original data with the edits applied (`apply_plain`); the comments of the
+   region are compared as a multiset: a fix that would drop one is downgraded to unsafe (ruff's
+   per-instance downgrade).
+
+Passes and gates
+----------------
+Per pass, fixes at or above the required applicability are applied document by document; a fix
+whose paths overlap a fix already accepted in that pass waits for the next pass (ruff's
+non-overlap rule). The engine re-lints between passes, at most `MAX_PASSES` times. A file is then
+written only if every gate holds: it re-parses without new errors, every document no fix touched
+is byte-identical, object identities (kind, namespace, name, API group) are unchanged, no fixed
+finding comes back with the same fix, and the loop converged - the last lint found nothing more to
+apply, which is the "second run is a no-op" check. Otherwise nothing is written and the failure
+names the rules involved. Helm-rendered documents (`# Source:`) are never edited: the chart
+template needs the change. Writes are atomic: a temporary file in the same directory, the mode of
+the original, then ``os.replace``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import stat
+import tempfile
+from bisect import bisect_right
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dralint.config import Config
+from dralint.engine import Result, limits_for, lint_files, load_paths
+from dralint.index import objects_of
+from dralint.load import LMap, LSeq, SourceFile, load_bytes
+from dralint.model import Applicability, Edit, Finding, Fix, JsonPath
+
+MAX_PASSES = 10
+
+try:  # C emitter/parser when available; the results are identical, only faster
+    from yaml import CSafeDumper as _Dumper
+    from yaml import CSafeLoader as _EventLoader
+except ImportError:  # pragma: no cover - depends on the PyYAML build
+    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
+    from yaml import SafeLoader as _EventLoader  # type: ignore[assignment]
+
+
+class EditError(Exception):
+    """The fix does not fit the document (missing path, wrong type): a bug in the rule's fix."""
+
+
+class Refuse(Exception):
+    """The document cannot be edited faithfully this way (the caller falls back or skips)."""
+
+
+# ----------------------------------------------------------------------------------------------
+# plain data: what the edits mean, independent of any text
+
+
+def to_plain(v: Any) -> Any:
+    """Located or ruamel data to plain dicts/lists (aliases become copies)."""
+    if isinstance(v, dict):
+        return {str(k) if not isinstance(k, str) else k: to_plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [to_plain(x) for x in v]
+    return v
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality that tells ``True`` from ``1`` (YAML does)."""
+    if type(a) is not type(b):
+        if isinstance(a, str) and isinstance(b, str):
+            return str(a) == str(b)
+        if not (isinstance(a, dict) and isinstance(b, dict)) and not (isinstance(a, list) and isinstance(b, list)):
+            return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def fmt_path(path: Sequence[str | int]) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(document)"
+
+
+def _step(node: Any, key: str | int, path: JsonPath) -> Any:
+    if isinstance(node, dict) and isinstance(key, str):
+        if key not in node:
+            raise EditError(f"`{fmt_path(path)}` does not exist")
+        return node[key]
+    if isinstance(node, list) and isinstance(key, int) and -len(node) <= key < len(node):
+        return node[key]
+    raise EditError(f"`{fmt_path(path)}` does not exist")
+
+
+def _container(data: Any, path: JsonPath, create: bool) -> Any:
+    """The node at ``path``; with ``create``, missing mapping levels (and nulls) become mappings."""
+    node = data
+    for i, k in enumerate(path):
+        if create and isinstance(node, dict) and isinstance(k, str) and node.get(k) is None:
+            node[k] = {}
+        node = _step(node, k, path[: i + 1])
+    return node
+
+
+def _norm_index(seq: list[Any], i: int) -> int:
+    return i + len(seq) if i < 0 else i
+
+
+def apply_plain(data: Any, base: JsonPath, edits: Iterable[Edit]) -> Any:
+    """The document data after ``edits`` (a deep copy; ``data`` is not changed)."""
+    root: dict[str, Any] = {"": to_plain(data)}
+    for e in edits:
+        _apply_plain_one(root, ("", *base, *e.path), e, ("", *base))
+    return root[""]
+
+
+def _apply_plain_one(root: dict[str, Any], p: JsonPath, e: Edit, base: JsonPath) -> None:
+    shown = p[1:]
+    op = e.op
+    if op == "insert_document":
+        return
+    if op == "replace_document":
+        parent = _container(root, base[:-1], False)
+        parent[base[-1]] = to_plain(e.value)
+        return
+    if op == "set":
+        parent = _container(root, p[:-1], True)
+        if isinstance(parent, dict) and isinstance(p[-1], str):
+            parent[p[-1]] = to_plain(e.value)
+        elif isinstance(parent, list) and isinstance(p[-1], int) and p[-1] == len(parent):
+            parent.append(to_plain(e.value))
+        elif isinstance(parent, list) and isinstance(p[-1], int) and -len(parent) <= p[-1] < len(parent):
+            parent[p[-1]] = to_plain(e.value)
+        else:
+            raise EditError(f"cannot set `{fmt_path(shown)}`: its parent is not a mapping or sequence")
+        return
+    if op == "delete":
+        parent = _container(root, p[:-1], False)
+        _step(parent, p[-1], shown)
+        del parent[p[-1]]
+        return
+    if op in ("insert", "append"):
+        holder = _container(root, p[:-1], True)
+        last = p[-1]
+        if isinstance(holder, dict) and isinstance(last, str) and holder.get(last) is None:
+            holder[last] = {} if op == "insert" else []
+        node = _container(root, p, False)
+        if op == "append":
+            if not isinstance(node, list):
+                raise EditError(f"cannot append to `{fmt_path(shown)}`: not a sequence")
+            node.append(to_plain(e.value))
+            return
+        if not isinstance(node, dict) or not isinstance(e.key, str):
+            raise EditError(f"cannot insert into `{fmt_path(shown)}`: not a mapping")
+        if e.key in node:
+            node[e.key] = to_plain(e.value)
+            return
+        items = list(node.items())
+        if e.after is not None and e.after in node:
+            pos = list(node).index(e.after) + 1
+        elif e.index is not None:
+            pos = max(0, min(e.index, len(items)))
+        else:
+            pos = len(items)
+        items.insert(pos, (e.key, to_plain(e.value)))
+        node.clear()
+        node.update(items)
+        return
+    if op == "rename":
+        parent = _container(root, p[:-1], False)
+        _step(parent, p[-1], shown)
+        if not isinstance(parent, dict) or not isinstance(e.key, str):
+            raise EditError(f"cannot rename `{fmt_path(shown)}`: not a mapping key")
+        if e.key in parent and e.key != p[-1]:
+            raise EditError(f"cannot rename `{fmt_path(shown)}` to `{e.key}`: the key exists")
+        items = [(e.key if k == p[-1] else k, v) for k, v in parent.items()]
+        parent.clear()
+        parent.update(items)
+        return
+    if op == "wrap":
+        node = _container(root, p, False)
+        keys = list(e.value or [])
+        if not isinstance(node, dict) or not isinstance(e.key, str):
+            raise EditError(f"cannot wrap keys of `{fmt_path(shown)}`: not a mapping")
+        moved = [k for k in node if k in keys]
+        if not moved:
+            raise EditError(f"none of {keys} is in `{fmt_path(shown)}`")
+        if e.key in node:
+            raise EditError(f"`{fmt_path((*shown, e.key))}` exists already")
+        wrapped: list[tuple[str, Any]] = []
+        for k, v in node.items():
+            if k == moved[0]:
+                wrapped.append((e.key, {m: node[m] for m in moved}))
+            if k not in moved:
+                wrapped.append((k, v))
+        node.clear()
+        node.update(wrapped)
+        return
+    if op == "unwrap":
+        parent = _container(root, p[:-1], False)
+        child = _step(parent, p[-1], shown)
+        if not isinstance(parent, dict) or not isinstance(child, dict):
+            raise EditError(f"cannot unwrap `{fmt_path(shown)}`: not a mapping inside a mapping")
+        clash = set(child) & (set(parent) - {p[-1]})
+        if clash:
+            raise EditError(f"cannot unwrap `{fmt_path(shown)}`: {sorted(clash)} exist next to it")
+        items = []
+        for k, v in parent.items():
+            if k == p[-1]:
+                items.extend(child.items())
+            else:
+                items.append((k, v))
+        parent.clear()
+        parent.update(items)
+        return
+    raise EditError(f"unknown edit operation {op!r}")
+
+
+def diff_edits(old: Any, new: Any, path: JsonPath = ()) -> list[Edit]:
+    """Primitive edits (set/delete/insert/append, full paths) that turn ``old`` into ``new``.
+
+    Applied in order, every path stays valid: changes inside kept keys and items come first,
+    then deletions (sequence items from the end), then additions in their new order.
+    """
+    if isinstance(old, dict) and isinstance(new, dict) and old and new:
+        out: list[Edit] = []
+        for k in old:
+            if k in new and not same(old[k], new[k]):
+                out.extend(diff_edits(old[k], new[k], (*path, k)))
+        out.extend(Edit("delete", (*path, k)) for k in old if k not in new)
+        prev: str | None = None
+        for k in new:
+            if k not in old:
+                out.append(Edit("insert", path, value=new[k], key=k, after=prev, index=None if prev else 0))
+            prev = k
+        return out
+    if isinstance(old, list) and isinstance(new, list) and old and new:
+        out = []
+        for i in range(min(len(old), len(new))):
+            if not same(old[i], new[i]):
+                out.extend(diff_edits(old[i], new[i], (*path, i)))
+        out.extend(Edit("delete", (*path, i)) for i in range(len(old) - 1, len(new) - 1, -1))
+        out.extend(Edit("append", path, value=v) for v in new[len(old):])
+        return out
+    if same(old, new):
+        return []
+    return [Edit("set", path, value=new)]
+
+
+# ----------------------------------------------------------------------------------------------
+# scalars and new blocks, in the document's style
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a document is written: nested mapping indent, sequence dash offset, preferred quote."""
+
+    indent: int = 2
+    seq_offset: int = 0
+    quote: str = '"'
+
+
+_FLOW_UNSAFE = re.compile(r"[,\[\]{}]")
+
+
+@lru_cache(maxsize=8192)
+def _dump_scalar(v: Any, kind: str) -> str:
+    out = yaml.dump(v, Dumper=_Dumper, default_flow_style=True, width=1 << 30, allow_unicode=True)
+    if out.endswith("\n...\n"):
+        out = out[:-5]
+    return out.rstrip("\n")
+
+
+def format_scalar(v: Any, quote: str = '"', flow: bool = False) -> str:
+    """One-line YAML text for a scalar, read back as the same value by a YAML 1.1 (Kubernetes) parser."""
+    if isinstance(v, str) and ("\n" in v or "\r" in v):
+        return json.dumps(v, ensure_ascii=False)
+    if v is not None and not isinstance(v, (str, int, float, bool)):
+        v = str(v)
+    out = _dump_scalar(v, type(v).__name__)
+    if isinstance(v, str):
+        if out[:1] == "'" and quote == '"':
+            inner = out[1:-1].replace("''", "'")
+            if '"' not in inner and "\\" not in inner:
+                out = f'"{inner}"'
+        elif out[:1] not in "'\"" and flow and _FLOW_UNSAFE.search(out):
+            out = json.dumps(v, ensure_ascii=False)
+    return out
+
+
+def _quoted_like(token: str, v: str) -> str | None:
+    """``v`` quoted the way ``token`` was, when that quoting can carry it."""
+    if "\n" in v or any(ord(c) < 32 for c in v):
+        return json.dumps(v, ensure_ascii=False) if token[:1] == '"' else None
+    if token[:1] == '"':
+        return json.dumps(v, ensure_ascii=False)
+    if token[:1] == "'":
+        return "'" + v.replace("'", "''") + "'"
+    return None
+
+
+def _literal(v: str, col: int) -> tuple[str, list[str]] | None:
+    """``|`` block for a multi-line string (None when a block cannot carry it exactly)."""
+    if v.startswith((" ", "\n")) or "\r" in v or "\t" in v.split("\n", 1)[0][:1] or any(
+        ord(c) < 32 and c not in "\n\t" for c in v
+    ):
+        return None
+    if v.endswith("\n\n"):
+        chomp, body = "+", v[:-1]
+    elif v.endswith("\n"):
+        chomp, body = "", v[:-1]
+    else:
+        chomp, body = "-", v
+    lines = [(" " * col + ln) if ln else "" for ln in body.split("\n")]
+    return "|" + chomp, lines
+
+
+def emit_value(v: Any, key_col: int, style: Style) -> tuple[str, list[str]]:
+    """(text after ``key:`` on its line, following lines) for a value of a key at ``key_col``."""
+    if isinstance(v, dict):
+        if not v:
+            return " {}", []
+        return "", emit_mapping(v, key_col + style.indent, style)
+    if isinstance(v, list):
+        if not v:
+            return " []", []
+        return "", emit_sequence(v, key_col + style.seq_offset, style)
+    if isinstance(v, str) and "\n" in v:
+        lit = _literal(v, key_col + style.indent)
+        if lit is not None:
+            return " " + lit[0], lit[1]
+    return " " + format_scalar(v, style.quote), []
+
+
+def emit_mapping(m: dict[str, Any], col: int, style: Style) -> list[str]:
+    out: list[str] = []
+    for k, v in m.items():
+        head, lines = emit_value(v, col, style)
+        out.append(" " * col + format_scalar(str(k), style.quote) + ":" + head)
+        out.extend(lines)
+    return out
+
+
+def emit_item(v: Any, dash_col: int, style: Style) -> list[str]:
+    pre = " " * dash_col + "- "
+    if isinstance(v, dict) and v:
+        lines = emit_mapping(v, dash_col + 2, style)
+        return [pre + lines[0][dash_col + 2:], *lines[1:]]
+    if isinstance(v, list) and v:
+        return [pre + emit_flow(v, {}, style)]
+    if isinstance(v, str) and "\n" in v:
+        lit = _literal(v, dash_col + 2)
+        if lit is not None:
+            return [pre + lit[0], *lit[1]]
+    if isinstance(v, (dict, list)):
+        return [pre + ("{}" if isinstance(v, dict) else "[]")]
+    return [pre + format_scalar(v, style.quote)]
+
+
+def emit_sequence(s: list[Any], dash_col: int, style: Style) -> list[str]:
+    out: list[str] = []
+    for v in s:
+        out.extend(emit_item(v, dash_col, style))
+    return out
+
+
+def emit_flow(v: Any, orig: dict[Any, tuple[str, Any]], style: Style, rel: JsonPath = ()) -> str:
+    """Flow text for ``v``, reusing the original token of every scalar that did not change."""
+    if isinstance(v, dict):
+        parts = []
+        for k, x in v.items():
+            kt = orig.get(("key", *rel, k))
+            parts.append(f"{kt[0] if kt else format_scalar(str(k), style.quote, True)}: "
+                         f"{emit_flow(x, orig, style, (*rel, k))}")
+        return "{" + ", ".join(parts) + "}"
+    if isinstance(v, list):
+        quoted = [t[0][:1] for i in range(len(v)) if (t := orig.get((*rel, i))) is not None and isinstance(t[1], str)]
+        q = quoted[0] if quoted and quoted[0] in ("'", '"') and len(set(quoted)) == 1 else None
+        parts = []
+        for i, x in enumerate(v):
+            tok = orig.get((*rel, i))
+            if q and isinstance(x, str) and not (tok is not None and same(tok[1], x)):
+                parts.append(_quoted_like(q, x) or format_scalar(x, style.quote, True))
+            else:
+                parts.append(emit_flow(x, orig, style, (*rel, i)))
+        return "[" + ", ".join(parts) + "]"
+    tok = orig.get(rel)
+    if tok is not None and same(tok[1], v):
+        return tok[0]
+    return format_scalar(v, style.quote, True)
+
+
+def emit_document(value: Any, style: Style, comment: str | None = None) -> str:
+    lines = [f"# {comment}"] if comment else []
+    if isinstance(value, dict):
+        lines.extend(emit_mapping(value, 0, style))
+    elif isinstance(value, list):
+        lines.extend(emit_sequence(value, 0, style))
+    else:
+        lines.append(format_scalar(value, style.quote))
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------
+# parsing regions, comments, style detection
+
+
+def _parse(text: str) -> Any:
+    sf = load_bytes("<fix>", text.encode("utf-8"))
+    if sf.problems or len(sf.documents) != 1:
+        why = sf.problems[0].message if sf.problems else f"{len(sf.documents)} documents"
+        raise Refuse(f"the edited document does not parse ({why})")
+    doc = sf.documents[0]
+    if doc.duplicates:
+        raise Refuse(f"the document has a duplicate key `{doc.duplicates[0][0]}`")
+    return doc.data
+
+
+def _scalar_spans(root: Any) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, LMap):
+            lc = node.lc
+            for i, v in enumerate(node.values()):
+                spans.append((lc[4 * i], lc[4 * i + 1]))
+                if isinstance(v, (LMap, LSeq)):
+                    stack.append(v)
+                else:
+                    spans.append((lc[4 * i + 2], lc[4 * i + 3]))
+        elif isinstance(node, LSeq):
+            lc = node.lc
+            for i, v in enumerate(node):
+                if isinstance(v, (LMap, LSeq)):
+                    stack.append(v)
+                else:
+                    spans.append((lc[2 * i], lc[2 * i + 1]))
+    spans.sort()
+    return spans
+
+
+def comments(text: str, root: Any) -> Counter[str]:
+    """Every comment of a document (``# …`` outside scalars), as a multiset of their texts."""
+    out: Counter[str] = Counter()
+    if "#" not in text:
+        return out
+    spans = _scalar_spans(root)
+    starts = [s for s, _ in spans]
+    pos = text.find("#")
+    while pos != -1:
+        if pos == 0 or text[pos - 1] in " \t\n\r":
+            i = bisect_right(starts, pos) - 1
+            if i < 0 or not (spans[i][0] <= pos < spans[i][1]):
+                end = text.find("\n", pos)
+                end = len(text) if end == -1 else end
+                out[text[pos:end].rstrip()] += 1
+                pos = text.find("#", end)
+                continue
+        pos = text.find("#", pos + 1)
+    return out
+
+
+def _col(text: str, off: int) -> int:
+    return off - (text.rfind("\n", 0, off) + 1)
+
+
+def detect_style(text: str, root: Any) -> Style:
+    """Indentation and quoting as this document writes them (defaults: 2, kubectl-style dashes, ``"``)."""
+    indent = seq = None
+    dq = sq = 0
+    budget = 400
+    stack = [root]
+    seen: set[int] = set()
+    while stack and budget > 0:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, LMap):
+            for i, v in enumerate(node.values()):
+                ks, ke, vs, _ = node.lc[4 * i: 4 * i + 4]
+                budget -= 1
+                first = text[vs: vs + 1]
+                if isinstance(v, LMap) and v and vs > ke and first not in "{&!*":
+                    if indent is None:
+                        d = _col(text, v.lc[0]) - _col(text, ks)
+                        indent = d if d > 0 else None
+                    stack.append(v)
+                elif isinstance(v, LSeq) and v and vs > ke and first == "-":
+                    if seq is None:
+                        seq = _col(text, vs) - _col(text, ks)
+                    stack.append(v)
+                elif isinstance(v, (LMap, LSeq)):
+                    stack.append(v)
+                elif first == '"':
+                    dq += 1
+                elif first == "'":
+                    sq += 1
+        elif isinstance(node, LSeq):
+            for i, v in enumerate(node):
+                if isinstance(v, (LMap, LSeq)):
+                    stack.append(v)
+                else:
+                    c = text[node.lc[2 * i]: node.lc[2 * i] + 1]
+                    dq += c == '"'
+                    sq += c == "'"
+    return Style(indent or 2, seq if seq is not None and seq >= 0 else 0, "'" if sq > dq else '"')
+
+
+# ----------------------------------------------------------------------------------------------
+# the splicer: edits on the text of one document
+
+
+@dataclass
+class _Loc:
+    value: Any
+    parent: _Loc | None
+    step: str | int | None
+    vs: int
+    ve: int
+    ks: int = -1
+    ke: int = -1
+    index: int = -1
+
+
+class Splicer:
+    """Edits one document's text in place; every edit re-parses, so positions are always fresh."""
+
+    def __init__(self, text: str, style: Style | None = None) -> None:
+        self.t = text
+        self.root = _parse(text)
+        if not isinstance(self.root, (LMap, LSeq)) or text[self.root.s: self.root.s + 1] in ("{", "["):
+            raise Refuse("the document is not a block mapping or sequence")
+        if _col(text, self.root.s) != 0 and text[: self.root.s].strip():
+            raise Refuse("the document does not start at the beginning of a line")
+        self.style = style or detect_style(text, self.root)
+
+    # -- text helpers ------------------------------------------------------------------------
+    def _splice(self, s: int, e: int, new: str) -> None:
+        self.t = self.t[:s] + new + self.t[e:]
+        self.root = _parse(self.t)
+
+    def _ls(self, off: int) -> int:
+        return self.t.rfind("\n", 0, off) + 1
+
+    def _le(self, off: int) -> int:
+        n = self.t.find("\n", off)
+        return len(self.t) if n == -1 else n
+
+    def _col(self, off: int) -> int:
+        return off - self._ls(off)
+
+    def _after(self, end: int) -> int:
+        """Start of the line after the one holding offset ``end - 1`` (the end of some content)."""
+        if end > 0 and self.t[end - 1] == "\n":
+            return end
+        n = self.t.find("\n", end)
+        return len(self.t) if n == -1 else n + 1
+
+    def _flow(self, loc: _Loc) -> bool:
+        return isinstance(loc.value, (LMap, LSeq)) and self.t[loc.vs: loc.vs + 1] in ("{", "[")
+
+    def _in_flow(self, loc: _Loc | None) -> bool:
+        while loc is not None:
+            if self._flow(loc):
+                return True
+            loc = loc.parent
+        return False
+
+    def _end(self, v: Any, vs: int, ve: int) -> int:
+        """Offset just past the last character of a value's content (trailing comments excluded)."""
+        t = self.t
+        if isinstance(v, LMap) and v and t[vs: vs + 1] != "{":
+            best = vs
+            for i, child in enumerate(v.values()):
+                ks, ke, cvs, cve = v.lc[4 * i: 4 * i + 4]
+                if ks < vs:
+                    raise Refuse("a merge key (`<<`) is involved")
+                best = max(best, ke if cvs < ke else self._end(child, cvs, cve))
+            return best
+        if isinstance(v, LSeq) and v and t[vs: vs + 1] != "[":
+            s, e = v.lc[-2], v.lc[-1]
+            if s < vs:
+                raise Refuse("an alias is involved")
+            return self._end(v[-1], s, e)
+        return ve
+
+    def _entry_end(self, m: LMap, i: int) -> int:
+        ke, vs, ve = m.lc[4 * i + 1: 4 * i + 4]
+        child = list(m.values())[i]
+        return ke if vs < ke else max(ke, self._end(child, vs, ve))
+
+    def _entry_start(self, ks: int) -> tuple[int, bool]:
+        ls = self._ls(ks)
+        return (ls, True) if not self.t[ls:ks].strip() else (ks, False)
+
+    # -- finding nodes -------------------------------------------------------------------------
+    def _resolve(self, path: JsonPath) -> list[_Loc]:
+        root = self.root
+        chain = [_Loc(root, None, None, root.s, root.e)]
+        for step in path:
+            cur = chain[-1]
+            v = cur.value
+            if isinstance(v, LMap) and isinstance(step, str) and step in v:
+                i = list(v).index(step)
+                ks, ke, vs, ve = v.lc[4 * i: 4 * i + 4]
+                if ks < cur.vs:
+                    raise Refuse("the path goes through a merge key (`<<`)")
+                child = v[step]
+                if vs < ke and vs != ve:
+                    raise Refuse(f"`{step}` is an alias: editing it would change the anchored node")
+                if self.t[vs: vs + 1] in ("&", "!") and isinstance(child, (LMap, LSeq)):
+                    raise Refuse(f"`{step}` is anchored or tagged: the edit could change other nodes too")
+                chain.append(_Loc(child, cur, step, vs, ve, ks, ke, i))
+            elif isinstance(v, LSeq) and isinstance(step, int) and -len(v) <= step < len(v):
+                i = _norm_index(v, step)
+                s, e = v.lc[2 * i], v.lc[2 * i + 1]
+                if s < cur.vs or (i and s <= v.lc[2 * i - 2]):
+                    raise Refuse("the path goes through an alias")
+                child = v[i]
+                if self.t[s: s + 1] in ("&", "!") and isinstance(child, (LMap, LSeq)):
+                    raise Refuse("the item is anchored or tagged: the edit could change other nodes too")
+                chain.append(_Loc(child, cur, i, s, e, index=i))
+            else:
+                break
+        return chain
+
+    def _full(self, path: JsonPath) -> _Loc:
+        chain = self._resolve(path)
+        if len(chain) != len(path) + 1:
+            raise EditError(f"`{fmt_path(path)}` does not exist")
+        return chain[-1]
+
+    def _value_at(self, path: JsonPath) -> Any:
+        node: Any = self.root
+        for s in path:
+            node = node[s]
+        return to_plain(node)
+
+    # -- operations ----------------------------------------------------------------------------
+    def apply(self, e: Edit, base: JsonPath = ()) -> None:
+        p: JsonPath = (*base, *e.path)
+        op = e.op
+        if op == "set":
+            self.set(p, to_plain(e.value))
+        elif op == "delete":
+            self.delete(p)
+        elif op == "rename":
+            self.rename(p, str(e.key))
+        elif op == "insert":
+            self.insert(p, str(e.key), to_plain(e.value), e.index, e.after, e.comment)
+        elif op == "append":
+            self.append(p, to_plain(e.value), e.comment)
+        elif op == "wrap":
+            self.wrap(p, [str(k) for k in (e.value or [])], str(e.key))
+        elif op == "unwrap":
+            self.unwrap(p)
+        elif op == "replace_document":
+            self.set(tuple(base), to_plain(e.value))
+        elif op != "insert_document":
+            raise EditError(f"unknown edit operation {op!r}")
+
+    def _plain_edit(self, path: JsonPath, edit: Edit) -> None:
+        """Apply ``edit`` (relative to the outermost flow collection on ``path``) by re-emitting it."""
+        chain = self._resolve(path)
+        j = next((i for i, loc in enumerate(chain) if self._flow(loc)), None)
+        if j is None or j == 0:
+            raise Refuse("no flow collection to re-emit")
+        f = chain[j]
+        rel = path[: j]
+        orig: dict[Any, tuple[str, Any]] = {}
+        self._tokens(f.value, (), orig)
+        rel_edit = Edit(edit.op, tuple(path[j:]) + tuple(edit.path), edit.value, edit.key, edit.index,
+                        edit.after, edit.comment)
+        new = apply_plain(to_plain(f.value), (), [rel_edit])
+        self._replace_value(f, new, rel)
+
+    def _tokens(self, v: Any, rel: JsonPath, out: dict[Any, tuple[str, Any]]) -> None:
+        if isinstance(v, LMap):
+            for i, (k, x) in enumerate(v.items()):
+                ks, ke, vs, ve = v.lc[4 * i: 4 * i + 4]
+                kkey: tuple[Any, ...] = ("key", *rel, k)
+                out[kkey] = (self.t[ks:ke], k)
+                if isinstance(x, (LMap, LSeq)):
+                    self._tokens(x, (*rel, k), out)
+                else:
+                    vkey: tuple[Any, ...] = (*rel, k)
+                    out[vkey] = (self.t[vs:ve], x)
+        elif isinstance(v, LSeq):
+            for i, x in enumerate(v):
+                if isinstance(x, (LMap, LSeq)):
+                    self._tokens(x, (*rel, i), out)
+                else:
+                    ikey: tuple[Any, ...] = (*rel, i)
+                    out[ikey] = (self.t[v.lc[2 * i]: v.lc[2 * i + 1]], x)
+
+    def set(self, p: JsonPath, v: Any) -> None:
+        chain = self._resolve(p)
+        if len(chain) == len(p) + 1:
+            self._replace_value(chain[-1], v, p)
+            return
+        k = len(chain) - 1
+        anc = chain[-1]
+        nested = v
+        for s in reversed(p[k + 1:]):
+            if not isinstance(s, str):
+                raise EditError(f"cannot create `{fmt_path(p)}`: sequence item {s} does not exist")
+            nested = {s: nested}
+        step = p[k]
+        if isinstance(step, str) and (anc.value is None or isinstance(anc.value, LMap)):
+            self._insert_key(anc, p[:k], step, nested, None, None, None)
+        elif isinstance(step, int) and isinstance(anc.value, LSeq) and step == len(anc.value):
+            self._append(anc, p[:k], nested, None)
+        else:
+            raise EditError(f"cannot set `{fmt_path(p)}`: `{fmt_path(p[:k + 1])}` does not exist")
+
+    def _replace_value(self, loc: _Loc, v: Any, path: JsonPath, comment: str | None = None) -> None:
+        old = loc.value
+        both_maps = isinstance(old, LMap) and isinstance(v, dict)
+        both_seqs = isinstance(old, LSeq) and isinstance(v, list)
+        if (both_maps or both_seqs) and old and v and not self._flow(loc) and comment is None:
+            for sub in diff_edits(to_plain(old), v, path):
+                self.apply(sub)
+            return
+        if self._flow(loc) and old and isinstance(v, (dict, list)) and comment is None:
+            orig: dict[Any, tuple[str, Any]] = {}
+            self._tokens(old, (), orig)
+            self._splice(loc.vs, loc.ve, emit_flow(v, orig, self.style))
+            return
+        if loc.parent is None:
+            if not isinstance(v, (dict, list)) or not v:
+                raise EditError("the document root must stay a non-empty mapping or sequence")
+            lines = emit_mapping(v, 0, self.style) if isinstance(v, dict) else emit_sequence(v, 0, self.style)
+            self._splice(0, len(self.t), "\n".join(lines) + "\n")
+            return
+        if self._in_flow(loc.parent):
+            self._plain_edit(path[:-1], Edit("set", (path[-1],), v))
+            return
+        if not isinstance(old, (LMap, LSeq)) and not isinstance(v, (dict, list)) and comment is None:
+            self._replace_scalar(loc, v, path)
+            return
+        self._replace_block(loc, v, comment)
+
+    def _replace_scalar(self, loc: _Loc, v: Any, path: JsonPath) -> None:
+        tok = self.t[loc.vs: loc.ve]
+        old = loc.value
+        if tok[:1] in ("&", "!", "*"):
+            raise Refuse("the value is anchored, tagged or an alias")
+        candidates: list[str] = []
+        if isinstance(v, str) and isinstance(old, str) and tok[:1] not in ("|", ">"):
+            sub = _substitute(tok, old, v)
+            if sub is not None:
+                candidates.append(sub)
+        if isinstance(v, str) and tok[:1] in ("'", '"'):
+            q = _quoted_like(tok, v)
+            if q is not None:
+                candidates.append(q)
+        if isinstance(v, str) and tok[:1] in ("|", ">"):
+            blk = self._block_like(loc, tok, v)
+            if blk is not None:
+                candidates.append(blk)
+        if isinstance(v, str) and "\n" in v and tok[:1] not in ("|", ">"):
+            col = self._col(loc.ks) + self.style.indent if loc.ks >= 0 else self._col(loc.vs) + 2
+            lit = _literal(v, col)
+            if lit is not None:
+                candidates.append(lit[0] + "\n" + "\n".join(lit[1]))
+        candidates.append(format_scalar(v, self.style.quote))
+        start, end = loc.vs, loc.ve
+        if start == end:  # null written as nothing: `key:`
+            candidates = [" " + c for c in candidates]
+        before = self.t
+        for c in candidates:
+            try:
+                self._splice(start, end, c)
+                if same(self._value_at(path), v):
+                    return
+            except Refuse:
+                pass
+            self.t = before
+            self.root = _parse(before)
+        raise Refuse(f"cannot write the new value of `{fmt_path(path)}` in place")
+
+    def _block_like(self, loc: _Loc, tok: str, v: str) -> str | None:
+        """A new block scalar with the original header style (``|``/``>``) and content indentation."""
+        head_end = tok.find("\n")
+        if head_end == -1:
+            return None
+        header = tok[:head_end]
+        m = re.match(r"([|>])([0-9]?)([+-]?)([0-9]?)", header)
+        if not m:
+            return None
+        rest = header[m.end():]
+        body_lines = tok[head_end + 1:].split("\n")
+        ind = next((len(ln) - len(ln.lstrip(" ")) for ln in body_lines if ln.strip()), None)
+        if ind is None:
+            ind = (self._col(loc.ks) if loc.ks >= 0 else self._col(loc.vs)) + self.style.indent
+        kind = m.group(1)
+        lit = _literal(v, ind)
+        if lit is None:
+            return None
+        chomp = lit[0][1:]
+        if kind == ">" and ("\n" in v.rstrip("\n") or v.startswith(" ")):
+            kind = "|"
+        trailing = len(tok) - len(tok.rstrip("\n"))
+        keep_extra = trailing - 1 if m.group(3) != "+" and trailing > 1 else 0
+        tail = "\n" + "\n" * keep_extra if trailing else ""
+        return kind + chomp + rest + "\n" + "\n".join(lit[1]) + tail
+
+    def _replace_block(self, loc: _Loc, v: Any, comment: str | None) -> None:
+        """Replace a value whose shape changes (scalar <-> collection, empty <-> filled)."""
+        t = self.t
+        style = self.style
+        old = loc.value
+        if loc.ks >= 0:  # a mapping entry
+            colon = t.find(":", loc.ke)
+            if colon == -1:
+                raise Refuse("no `:` after the key")
+            col = self._col(loc.ks)
+            if isinstance(old, (LMap, LSeq)) and old and not self._flow(loc):
+                end = self._le(self._end(old, loc.vs, loc.ve) - 1)
+                seg = t[colon + 1: self._le(colon)]
+                keep = seg.strip() if seg.strip().startswith("#") else None
+            else:
+                vend = max(loc.ve, colon + 1)
+                end = self._le(vend)
+                tail = t[vend:end]
+                keep = tail.strip() if tail.strip().startswith("#") else None
+                if tail.strip() and not keep:
+                    raise Refuse("unexpected text after the value")
+            head, lines = emit_value(v, col, style)
+            if comment:
+                head += f"  # {comment}"
+            if keep:
+                head += "  " + keep
+            self._splice(colon + 1, end, head + ("\n" + "\n".join(lines) if lines else ""))
+            return
+        # a sequence item
+        col = self._col(loc.vs)
+        if isinstance(old, (LMap, LSeq)) and old and not self._flow(loc):
+            end = self._le(self._end(old, loc.vs, loc.ve) - 1)
+        else:
+            end = loc.ve
+        lines = emit_item(v, max(col - 2, 0), style)
+        first = lines[0][max(col - 2, 0) + 2:]
+        if comment:
+            first += f"  # {comment}"
+        self._splice(loc.vs, end, "\n".join([first, *lines[1:]]))
+
+    def _insert_key(self, loc: _Loc, path: JsonPath, key: str, value: Any, index: int | None,
+                    after: str | None, comment: str | None) -> None:
+        m = loc.value
+        if m is None or (isinstance(m, LMap) and not m):
+            if self._in_flow(loc.parent) and loc.parent is not None:
+                self._plain_edit(path, Edit("insert", (), value, key, index, after))
+                return
+            self._replace_value(loc, {key: value}, path, comment)
+            return
+        if not isinstance(m, LMap):
+            raise EditError(f"cannot insert into `{fmt_path(path)}`: not a mapping")
+        if self._in_flow(loc):
+            self._plain_edit(path, Edit("insert", (), value, key, index, after))
+            return
+        if key in m:
+            self.set((*path, key), value)
+            return
+        keys = list(m)
+        col = self._col(m.lc[0])
+        lines = emit_mapping({key: value}, col, self.style)
+        if comment:
+            lines[0] += f"  # {comment}"
+        if after is not None and after in m:
+            pos = self._after(self._entry_end(m, keys.index(after)))
+        elif index is not None and index < len(keys):
+            start, own = self._entry_start(m.lc[4 * max(index, 0)])
+            if not own:
+                text = "\n".join([lines[0].lstrip(" "), *lines[1:]]) + "\n" + " " * col
+                self._splice(start, start, text)
+                return
+            pos = start
+        else:
+            pos = self._after(self._entry_end(m, len(keys) - 1))
+        self._insert_lines(pos, lines)
+
+    def _insert_lines(self, pos: int, lines: list[str]) -> None:
+        text = "\n".join(lines) + "\n"
+        if pos == len(self.t) and self.t and not self.t.endswith("\n"):
+            text = "\n" + text
+        self._splice(pos, pos, text)
+
+    def insert(self, p: JsonPath, key: str, value: Any, index: int | None, after: str | None,
+               comment: str | None) -> None:
+        chain = self._resolve(p)
+        if len(chain) != len(p) + 1:
+            self.set((*p, key), value)
+            return
+        self._insert_key(chain[-1], p, key, value, index, after, comment)
+
+    def append(self, p: JsonPath, value: Any, comment: str | None) -> None:
+        chain = self._resolve(p)
+        if len(chain) != len(p) + 1:
+            if len(chain) == len(p) and isinstance(p[-1], str):
+                self._insert_key(chain[-1], p[:-1], p[-1], [value], None, None, None)
+                if comment:
+                    self._comment_last_item(p, comment)
+                return
+            self.set(p, [value])
+            if comment:
+                self._comment_last_item(p, comment)
+            return
+        self._append(chain[-1], p, value, comment)
+
+    def _comment_last_item(self, p: JsonPath, comment: str) -> None:
+        loc = self._full((*p, -1))
+        self._splice(self._le(loc.vs), self._le(loc.vs), f"  # {comment}")
+
+    def _append(self, loc: _Loc, p: JsonPath, value: Any, comment: str | None) -> None:
+        s = loc.value
+        if s is None or (isinstance(s, LSeq) and not s):
+            if self._in_flow(loc.parent) and loc.parent is not None:
+                self._plain_edit(p, Edit("append", (), value))
+                return
+            self._replace_value(loc, [value], p, None)
+            if comment:
+                self._comment_last_item(p, comment)
+            return
+        if not isinstance(s, LSeq):
+            raise EditError(f"cannot append to `{fmt_path(p)}`: not a sequence")
+        if self._in_flow(loc):
+            self._plain_edit(p, Edit("append", (), value))
+            return
+        dash_col = self._col(s.s)
+        last = len(s) - 1
+        end = self._end(s[last], s.lc[2 * last], s.lc[2 * last + 1])
+        lines = emit_item(value, dash_col, self.style)
+        if comment:
+            lines[0] += f"  # {comment}"
+        self._insert_lines(self._after(end), lines)
+
+    def delete(self, p: JsonPath) -> None:
+        loc = self._full(p)
+        par = loc.parent
+        if par is None:
+            raise EditError("cannot delete the whole document")
+        if self._in_flow(par):
+            self._plain_edit(p[:-1], Edit("delete", (p[-1],)))
+            return
+        if isinstance(par.value, LMap):
+            m = par.value
+            if len(m) == 1:
+                self._replace_value(par, {}, p[:-1])
+                return
+            start, own = self._entry_start(loc.ks)
+            if own:
+                self._splice(start, self._after(self._entry_end(m, loc.index)), "")
+                return
+            if loc.index + 1 >= len(m):
+                raise Refuse("the key shares its line with other content")
+            self._splice(loc.ks, m.lc[4 * (loc.index + 1)], "")
+            return
+        s = par.value
+        if len(s) == 1:
+            self._replace_value(par, [], p[:-1])
+            return
+        dash = self.t.rfind("-", 0, loc.vs)
+        if dash == -1 or self.t[dash + 1: loc.vs].strip():
+            raise Refuse("cannot find the item's dash")
+        ls = self._ls(dash)
+        if self.t[ls:dash].strip():
+            raise Refuse("a nested sequence shares the item's line")
+        self._splice(ls, self._after(self._end(loc.value, loc.vs, loc.ve)), "")
+
+    def rename(self, p: JsonPath, key: str) -> None:
+        loc = self._full(p)
+        par = loc.parent
+        if par is None or not isinstance(par.value, LMap):
+            raise EditError(f"cannot rename `{fmt_path(p)}`: not a mapping key")
+        if key in par.value and key != p[-1]:
+            raise EditError(f"cannot rename `{fmt_path(p)}` to `{key}`: the key exists")
+        tok = self.t[loc.ks: loc.ke]
+        new = _quoted_like(tok, key) if tok[:1] in ("'", '"') else None
+        self._splice(loc.ks, loc.ke, new or format_scalar(key, self.style.quote, self._in_flow(par)))
+
+    def wrap(self, p: JsonPath, keys: list[str], name: str) -> None:
+        loc = self._full(p)
+        m = loc.value
+        if not isinstance(m, LMap) or not m:
+            raise EditError(f"cannot wrap keys of `{fmt_path(p)}`: not a mapping")
+        if name in m:
+            raise EditError(f"`{fmt_path((*p, name))}` exists already")
+        if self._in_flow(loc):
+            self._plain_edit(p, Edit("wrap", (), keys, name))
+            return
+        order = list(m)
+        idx = [i for i, k in enumerate(order) if k in keys]
+        if not idx:
+            raise EditError(f"none of {keys} is in `{fmt_path(p)}`")
+        col = self._col(m.lc[0])
+        ind = self.style.indent
+        contiguous = idx == list(range(idx[0], idx[-1] + 1))
+        groups = [(idx[0], idx[-1])] if contiguous else [(i, i) for i in idx]
+        segs: list[tuple[int, int, bool]] = []
+        for a, b in groups:
+            start, own = self._entry_start(m.lc[4 * a])
+            segs.append((start, self._after(self._entry_end(m, b)), own))
+        moved: list[str] = []
+        for start, end, own in segs:
+            chunk = self.t[start:end]
+            if not chunk.endswith("\n"):
+                chunk += "\n"
+            lines = chunk.split("\n")[:-1]
+            if not own:
+                lines[0] = " " * col + lines[0]
+            moved.extend((" " * ind + ln) if ln else ln for ln in lines)
+        first_start, _, first_own = segs[0]
+        head = format_scalar(name, self.style.quote) + ":\n"
+        block = (" " * col + head if first_own else head) + "\n".join(moved) + "\n"
+        t = self.t
+        for start, end, _ in reversed(segs[1:]):
+            t = t[:start] + t[end:]
+        t = t[:first_start] + block + t[segs[0][1]:]
+        self.t = t
+        self.root = _parse(t)
+
+    def unwrap(self, p: JsonPath) -> None:
+        loc = self._full(p)
+        par = loc.parent
+        v = loc.value
+        if par is None or not isinstance(par.value, LMap) or not isinstance(v, LMap):
+            raise EditError(f"cannot unwrap `{fmt_path(p)}`: not a mapping inside a mapping")
+        if not v:
+            self.delete(p)
+            return
+        clash = set(v) & (set(par.value) - {p[-1]})
+        if clash:
+            raise EditError(f"cannot unwrap `{fmt_path(p)}`: {sorted(clash)} exist next to it")
+        if self._in_flow(par) or self._flow(loc):
+            self._plain_edit(p[:-1], Edit("unwrap", (p[-1],)))
+            return
+        kcol = self._col(loc.ks)
+        d = self._col(v.lc[0]) - kcol
+        key_line_end = self._le(loc.ke)
+        after_colon = self.t[self.t.find(":", loc.ke) + 1: key_line_end].strip()
+        if after_colon and not after_colon.startswith("#"):
+            raise Refuse("the mapping starts on its key's line")
+        end = self._after(self._end(v, loc.vs, loc.ve))
+        lines = self.t[key_line_end + 1: end].split("\n")
+        trail = lines[-1] == ""
+        if trail:
+            lines = lines[:-1]
+        out = [ln[min(d, len(ln) - len(ln.lstrip(" "))):] for ln in lines]
+        start, own = self._entry_start(loc.ks)
+        if not own:
+            out[0] = out[0].lstrip(" ")
+        self._splice(start, end, "\n".join(out) + ("\n" if trail else ""))
+
+
+def _substitute(tok: str, old: str, new: str) -> str | None:
+    """Change only the differing characters inside the original token (keeps folding, quotes…)."""
+    if old == new:
+        return tok
+    p = 0
+    while p < min(len(old), len(new)) and old[p] == new[p]:
+        p += 1
+    s = 0
+    while s < min(len(old), len(new)) - p and old[-1 - s] == new[-1 - s]:
+        s += 1
+    a, b = old[p: len(old) - s], new[p: len(new) - s]
+    if not a or "\n" in a or "\n" in b or tok.count(a) != 1:
+        return None
+    if any(c in b for c in "'\"\\#:{}[],&*!|>%@`"):
+        return None
+    return tok.replace(a, b)
+
+
+# ----------------------------------------------------------------------------------------------
+# fallbacks: ruamel round trip and JSON
+
+
+def _rt_value(v: Any, quote: str) -> Any:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString, SingleQuotedScalarString
+
+    if isinstance(v, dict):
+        cm = CommentedMap()
+        for k, x in v.items():
+            cm[k] = _rt_value(x, quote)
+        return cm
+    if isinstance(v, list):
+        cs = CommentedSeq()
+        cs.extend(_rt_value(x, quote) for x in v)
+        return cs
+    if isinstance(v, str):
+        if "\n" in v and _literal(v, 0) is not None:
+            return LiteralScalarString(v)
+        text = format_scalar(v, quote)
+        if text[:1] == '"':
+            return DoubleQuotedScalarString(v)
+        if text[:1] == "'":
+            return SingleQuotedScalarString(v)
+    return v
+
+
+def _ruamel_apply(region: str, old: Any, target: Any, style: Style) -> tuple[str, bool]:
+    """Edit with a ruamel round trip; the flag says the document round-trips byte-identically."""
+    from ruamel.yaml import YAML
+
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = 4096
+    y.indent(mapping=style.indent, sequence=style.seq_offset + 2, offset=style.seq_offset)
+    try:
+        tree = y.load(region)
+        buf = io.StringIO()
+        y.dump(tree, buf)
+        same_text = buf.getvalue() == region
+        for e in diff_edits(old, target):
+            _rt_apply(tree, e, style.quote)
+        buf = io.StringIO()
+        y.dump(tree, buf)
+    except EditError:
+        raise
+    except Exception as err:  # ruamel raises many types for input it cannot handle
+        raise Refuse(f"the YAML round trip failed ({type(err).__name__})") from err
+    return buf.getvalue(), same_text
+
+
+def _rt_apply(tree: Any, e: Edit, quote: str) -> None:
+    node = tree
+    for s in e.path[:-1] if e.op in ("set", "delete") else e.path:
+        try:
+            node = node[s]
+        except (KeyError, IndexError, TypeError) as err:
+            raise Refuse(f"`{fmt_path(e.path)}` is not where the YAML editor expects it") from err
+    if e.op == "set":
+        if not e.path:
+            raise Refuse("cannot replace a whole document in the YAML editor")
+        node[e.path[-1]] = _rt_value(e.value, quote)
+    elif e.op == "delete":
+        del node[e.path[-1]]
+    elif e.op == "insert":
+        keys = list(node)
+        pos = keys.index(e.after) + 1 if e.after in keys else (e.index if e.index is not None else len(keys))
+        node.insert(pos, e.key, _rt_value(e.value, quote))
+    elif e.op == "append":
+        node.append(_rt_value(e.value, quote))
+
+
+def _json_apply(region: str, target: Any) -> tuple[str, bool]:
+    try:
+        data = json.loads(region)
+    except ValueError as err:
+        raise Refuse("not JSON") from err
+    m = re.search(r"\n([ \t]+)\S", region)
+    indent: int | str | None = (len(m.group(1)) if m.group(1).strip(" ") == "" else m.group(1)) if m else None
+    trail = "\n" if region.endswith("\n") else ""
+    noop = json.dumps(data, indent=indent, ensure_ascii=False) + trail
+    return json.dumps(target, indent=indent, ensure_ascii=False) + trail, noop == region
+
+
+# ----------------------------------------------------------------------------------------------
+# one fix on one document region
+
+
+@dataclass
+class RegionEdit:
+    text: str
+    #: the highest applicability this application allows (lowered when comments would be lost…)
+    cap: Applicability
+    notes: list[str] = field(default_factory=list)
+
+
+def edit_region(region: str, base: JsonPath, edits: Sequence[Edit], style: Style | None = None,
+                is_json: bool = False) -> RegionEdit:
+    """Apply ``edits`` to one document's text and verify the result (see the module docstring)."""
+    body = [e for e in edits if e.op != "insert_document"]
+    if not body:
+        return RegionEdit(region, Applicability.SAFE)
+    root = _parse(region)
+    old = to_plain(root)
+    target = apply_plain(old, base, body)
+    style = style or detect_style(region, root)
+    cap = Applicability.SAFE
+    notes: list[str] = []
+    text: str | None = None
+    new_root: Any = None
+    if is_json:
+        text, ok = _json_apply(region, target)
+        if not ok:
+            cap = Applicability.UNSAFE
+            notes.append("the JSON file is not in the layout the fixer writes, so it would be reformatted")
+    else:
+        try:
+            sp = Splicer(region, style)
+            for e in body:
+                sp.apply(e, base)
+            if not same(to_plain(sp.root), target):
+                raise Refuse("the spliced text does not hold the intended data")
+            text, new_root = sp.t, sp.root
+        except Refuse as why:
+            text, ok = _ruamel_apply(region, old, target, style)
+            if not ok:
+                cap = Applicability.UNSAFE
+                notes.append(f"{why}; the document does not survive a YAML round trip unchanged, "
+                             "so applying the fix reformats it")
+    if new_root is None:
+        new_root = _parse(text)
+        if not same(to_plain(new_root), target):
+            raise Refuse("the edited document does not hold the intended data")
+    lost = comments(region, root) - comments(text, new_root)
+    if lost:
+        cap = Applicability.UNSAFE
+        first = next(iter(lost))
+        notes.append(f"it would drop the comment `{first}`" + (f" and {sum(lost.values()) - 1} more"
+                                                                 if sum(lost.values()) > 1 else ""))
+    return RegionEdit(text, cap, notes)
+
+
+# ----------------------------------------------------------------------------------------------
+# documents inside a file
+
+
+def doc_regions(sf: SourceFile) -> dict[int, tuple[int, int]]:
+    """Per document index: the region a fix may rewrite (root line start .. end of last content line).
+
+    Documents whose root shares its line with other text (``--- {a: 1}``) have no region.
+    Raises `yaml.YAMLError` when the file does not parse.
+    """
+    text = sf.text
+    ends: dict[int, int] = {}
+    root: int | None = None
+    last = -1
+    flow: list[bool] = []
+    ev: Any
+    for ev in yaml.parse(text, Loader=_EventLoader):
+        cls = ev.__class__
+        if cls is yaml.DocumentStartEvent:
+            root, last, flow = None, -1, []
+        elif cls is yaml.DocumentEndEvent:
+            if root is not None:
+                ends[root] = last
+        elif cls in (yaml.MappingStartEvent, yaml.SequenceStartEvent):
+            if root is None:
+                root = ev.start_mark.index
+            flow.append(bool(ev.flow_style))
+        elif cls in (yaml.MappingEndEvent, yaml.SequenceEndEvent):
+            if flow and flow.pop():
+                last = max(last, ev.end_mark.index)
+        elif cls in (yaml.ScalarEvent, yaml.AliasEvent):
+            if root is None:
+                root = ev.start_mark.index
+            last = max(last, ev.end_mark.index)
+    out: dict[int, tuple[int, int]] = {}
+    for doc in sf.documents:
+        end = ends.get(doc.start)
+        if end is None:
+            continue
+        ls = text.rfind("\n", 0, doc.start) + 1
+        if text[ls: doc.start].strip():
+            continue
+        if end > 0 and text[end - 1] == "\n":
+            stop = end
+        else:
+            n = text.find("\n", end)
+            stop = len(text) if n == -1 else n + 1
+        out[doc.index] = (ls, stop)
+    return out
+
+
+@dataclass
+class PlannedFix:
+    """A fix to apply to one object of one file (from a finding, or planned by `migrate`)."""
+
+    rule: str
+    fix: Fix
+    doc_index: int
+    base_path: JsonPath
+    label: str = ""
+    obj_path: JsonPath = ()
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.rule, self.label, self.obj_path, self.fix.title, self.fix.edits)
+
+    def touches(self) -> list[JsonPath]:
+        out: list[JsonPath] = []
+        b = tuple(self.base_path)
+        for e in self.fix.edits:
+            p = (*b, *e.path)
+            if e.op == "insert_document":
+                continue
+            if e.op == "replace_document":
+                out.append(b)
+            elif e.op == "delete" and p and isinstance(p[-1], int):
+                out.append(p[:-1])
+            elif e.op == "rename":
+                out.extend([p, (*p[:-1], str(e.key))])
+            elif e.op == "insert":
+                out.append((*p, str(e.key)))
+            elif e.op == "wrap":
+                out.extend((*p, str(k)) for k in (*(e.value or []), e.key))
+            else:
+                out.append(p)
+        return out
+
+
+def _overlap(a: JsonPath, b: JsonPath) -> bool:
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+@dataclass
+class Skipped:
+    fix: PlannedFix
+    reason: str
+
+
+@dataclass
+class PassResult:
+    text: str
+    applied: list[PlannedFix] = field(default_factory=list)
+    deferred: list[PlannedFix] = field(default_factory=list)
+    needs_unsafe: list[Skipped] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    failures: list[Skipped] = field(default_factory=list)
+    touched: set[int] = field(default_factory=set)
+    #: document index -> number of documents inserted after it
+    inserted: dict[int, int] = field(default_factory=dict)
+
+
+def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicability) -> PassResult:
+    """Apply one pass of non-overlapping fixes to a file's text (nothing is written)."""
+    text = sf.text
+    out = PassResult(text)
+    try:
+        regions = doc_regions(sf)
+    except yaml.YAMLError:
+        for pf in planned:
+            out.skipped.append(Skipped(pf, "the file has YAML syntax errors; fix those first"))
+        return out
+    by_doc: dict[int, list[PlannedFix]] = defaultdict(list)
+    for pf in planned:
+        by_doc[pf.doc_index].append(pf)
+    new_regions: dict[int, str] = {}
+    new_docs: dict[int, list[str]] = defaultdict(list)
+    for di in sorted(by_doc):
+        if di not in regions:
+            for pf in by_doc[di]:
+                out.skipped.append(Skipped(pf, "the document's content starts on its `---` line"))
+            continue
+        s, e = regions[di]
+        region = text[s:e]
+        crlf = "\r\n" in region
+        work = region.replace("\r\n", "\n") if crlf else region
+        try:
+            style = detect_style(work, _parse(work)) if not sf.is_json else Style()
+        except Refuse as why:
+            for pf in by_doc[di]:
+                out.skipped.append(Skipped(pf, str(why)))
+            continue
+        accepted: list[JsonPath] = []
+        for pf in by_doc[di]:
+            touch = pf.touches()
+            if any(_overlap(a, b) for a in touch for b in accepted):
+                out.deferred.append(pf)
+                continue
+            if pf.fix.applicability < required:
+                out.needs_unsafe.append(Skipped(pf, "the fix is marked unsafe"))
+                continue
+            try:
+                res = edit_region(work, pf.base_path, pf.fix.edits, style, sf.is_json)
+            except EditError as err:
+                out.failures.append(Skipped(pf, str(err)))
+                continue
+            except Refuse as why:
+                out.skipped.append(Skipped(pf, str(why)))
+                continue
+            if min(pf.fix.applicability, res.cap) < required:
+                out.needs_unsafe.append(Skipped(pf, "; ".join(res.notes) or "the fix is marked unsafe"))
+                continue
+            work = res.text
+            accepted.extend(touch)
+            out.applied.append(pf)
+            for ed in pf.fix.edits:
+                if ed.op == "insert_document":
+                    new_docs[di].append(emit_document(to_plain(ed.value), style, ed.comment))
+        if work != (region.replace("\r\n", "\n") if crlf else region):
+            new_regions[di] = work.replace("\n", "\r\n") if crlf else work
+            out.touched.add(di)
+    if not new_regions and not new_docs:
+        return out
+    pieces: list[str] = []
+    pos = 0
+    for di in sorted(set(new_regions) | set(new_docs), key=lambda d: regions[d][0]):
+        s, e = regions[di]
+        pieces.append(text[pos:s])
+        pieces.append(new_regions.get(di, text[s:e]))
+        pos = e
+        if di in new_docs:
+            m = re.match(r"\.\.\.[ \t]*(#[^\n]*)?(\r?\n|$)", text[pos:])
+            if m:
+                pieces.append(text[pos: pos + m.end()])
+                pos += m.end()
+            nl = sf.newline
+            prefix = "" if (pieces[-1].endswith("\n") or not pieces[-1]) else nl
+            for doc_text in new_docs[di]:
+                pieces.append(prefix + "---" + nl + doc_text.replace("\n", nl))
+                prefix = ""
+            out.inserted[di] = len(new_docs[di])
+    pieces.append(text[pos:])
+    out.text = "".join(pieces)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# gates
+
+
+def _identities(sf: SourceFile, di: int) -> list[tuple[str | None, str | None, str | None, str]]:
+    out = []
+    doc = sf.documents[di]
+    for obj in objects_of(sf, doc, True):
+        data: dict[str, Any] = obj.data if isinstance(obj.data, dict) else {}
+        meta: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
+        av = data.get("apiVersion")
+        group = av.rsplit("/", 1)[0] if isinstance(av, str) and "/" in av else ""
+        out.append((str(data.get("kind")) if "kind" in data else None,
+                    meta.get("namespace") if isinstance(meta.get("namespace"), str) else None,
+                    meta.get("name") if isinstance(meta.get("name"), str) else None, group))
+    return out
+
+
+def verify(original: SourceFile, final: SourceFile, origin: Sequence[int | None], touched: set[int]) -> str | None:
+    """The write gates for one file; the reason of the first failure, or None."""
+    before = Counter(p.code for p in original.problems if p.code in ("DRA001", "DRA003", "DRA005"))
+    after = Counter(p.code for p in final.problems if p.code in ("DRA001", "DRA003", "DRA005"))
+    if after - before:
+        bad = next(p for p in final.problems if p.code in (after - before))
+        return f"the result does not parse: {bad.message}"
+    if len(final.documents) != len(origin):
+        return f"the result has {len(final.documents)} documents where {len(origin)} were expected"
+    try:
+        r_before = doc_regions(original)
+        r_after = doc_regions(final)
+    except yaml.YAMLError as err:
+        return f"the result does not parse: {err}"
+    for k, o in enumerate(origin):
+        if o is None:
+            continue
+        if o not in touched:
+            a, b = r_before.get(o), r_after.get(k)
+            if a is None or b is None or original.text[a[0]: a[1]] != final.text[b[0]: b[1]]:
+                return f"document {o + 1}, which no fix touched, changed"
+        ids_a, ids_b = _identities(original, o), _identities(final, k)
+        if ids_a != ids_b:
+            return f"the identity (kind, namespace, name or API group) of document {o + 1} changed"
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# the fix loop
+
+
+@dataclass
+class GateFailure:
+    rules: list[str]
+    reason: str
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    before: bytes
+    after: bytes
+    applied: Counter[str] = field(default_factory=Counter)
+    failures: list[GateFailure] = field(default_factory=list)
+    #: why some fixes were not applied (Helm templates, unsafe, layout)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return not self.failures and self.after != self.before
+
+    def summary(self) -> str:
+        parts = [f"{c}×{n}" if n > 1 else c for c, n in sorted(self.applied.items())]
+        return f"Fixed {self.path} ({', '.join(parts)})"
+
+
+@dataclass
+class FixRun:
+    files: list[FileOutcome]
+    result: Result
+    passes: int
+
+    @property
+    def failed(self) -> bool:
+        return any(f.failures for f in self.files)
+
+    def changed(self) -> list[FileOutcome]:
+        return [f for f in self.files if f.changed]
+
+
+@dataclass
+class _State:
+    original: SourceFile
+    current: SourceFile
+    origin: list[int | None]
+    touched: set[int] = field(default_factory=set)
+    applied: Counter[str] = field(default_factory=Counter)
+    history: set[tuple[Any, ...]] = field(default_factory=set)
+    failures: list[GateFailure] = field(default_factory=list)
+    notes: dict[str, None] = field(default_factory=dict)
+
+
+def _encode(sf: SourceFile, text: str) -> bytes:
+    return (b"\xef\xbb\xbf" if sf.bom else b"") + text.encode("utf-8")
+
+
+def plan_from_findings(findings: Iterable[Finding], required: Applicability,
+                       notes: Callable[[str, str], None] | None = None) -> dict[str, list[PlannedFix]]:
+    """Fixes to try, per file path, from lint findings (Helm-rendered documents never)."""
+    plans: dict[str, list[PlannedFix]] = defaultdict(list)
+    seen: set[tuple[Any, ...]] = set()
+    for f in findings:
+        fix = f.fix
+        if fix is None or fix.applicability < max(required, Applicability.UNSAFE) or not fix.edits:
+            continue
+        if f.source:
+            if notes is not None:
+                notes(f.path, f"{f.rule}: `{f.source}` (Helm chart template) needs this change: {fix.title}; "
+                              "rendered output is never rewritten")
+            continue
+        if f.doc_index < 0:
+            continue
+        label = f.object.label() if f.object is not None else ""
+        pf = PlannedFix(f.rule, fix, f.doc_index, f.base_path, label, f.obj_path)
+        k = (f.path, f.doc_index, f.base_path, fix.edits)
+        if k in seen:
+            continue
+        seen.add(k)
+        plans[f.path].append(pf)
+    return plans
+
+
+def fix_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], config: Config,
+              unsafe: bool = False, max_passes: int = MAX_PASSES) -> FixRun:
+    """Lint, fix, re-lint … until nothing applicable remains; gate each file (nothing is written)."""
+    required = Applicability.UNSAFE if unsafe else Applicability.SAFE
+    states = {sf.path: _State(sf, sf, list(range(len(sf.documents)))) for sf in targets}
+    order = [sf.path for sf in targets]
+    frozen: set[str] = set()
+    limits = limits_for(config)
+
+    def current() -> list[SourceFile]:
+        return [states[p].current for p in order]
+
+    def note(path: str, text: str) -> None:
+        if path in states:
+            states[path].notes[text] = None
+
+    result = lint_files(current(), context, config)
+    passes = 0
+    converged = False
+    while True:
+        plans = plan_from_findings(result.findings, required, note)
+        plans = {p: v for p, v in plans.items() if p not in frozen and p in states}
+        if not plans:
+            converged = True
+            break
+        if passes >= max_passes:
+            converged = not any(apply_pass(states[p].current, v, required).applied for p, v in plans.items())
+            break
+        passes += 1
+        changed = False
+        for path, planned in plans.items():
+            st = states[path]
+            again = [pf for pf in planned if pf.key() in st.history and pf.fix.applicability >= required]
+            if again:
+                _fail(st, frozen, [pf.rule for pf in again],
+                      f"the fix \"{again[0].fix.title}\" was applied but {again[0].rule} reports it again "
+                      f"({again[0].label or 'document'} at `{fmt_path(again[0].obj_path)}`)")
+                continue
+            pr = apply_pass(st.current, planned, required)
+            for sk in pr.needs_unsafe:
+                note(path, f"{sk.fix.rule}: \"{sk.fix.fix.title}\" needs --unsafe-fixes: {sk.reason}")
+            for sk in pr.skipped:
+                note(path, f"{sk.fix.rule}: \"{sk.fix.fix.title}\" not applied: {sk.reason}")
+            if pr.failures:
+                sk = pr.failures[0]
+                _fail(st, frozen, sorted({x.fix.rule for x in pr.failures}),
+                      f"the fix \"{sk.fix.fix.title}\" cannot be applied: {sk.reason}")
+                continue
+            if not pr.applied:
+                continue
+            new_sf = load_bytes(path, _encode(st.current, pr.text), limits)
+            origin: list[int | None] = []
+            for k, o in enumerate(st.origin):
+                origin.append(o)
+                origin.extend([None] * pr.inserted.get(k, 0))
+            st.touched |= {o for k in pr.touched if (o := st.origin[k]) is not None}
+            st.origin = origin
+            st.current = new_sf
+            for pf in pr.applied:
+                st.applied[pf.rule] += 1
+                st.history.add(pf.key())
+            changed = True
+        result = lint_files(current(), context, config)
+        if not changed:
+            converged = True
+            break
+    if not converged:
+        for path in plans:
+            if path in states and path not in frozen:
+                rules = sorted({pf.rule for pf in plans[path]})
+                _fail(states[path], frozen, rules,
+                      f"fixes did not converge after {max_passes} passes (still fixable: {', '.join(rules)})")
+    reverted = False
+    for path in order:
+        st = states[path]
+        if path in frozen:
+            reverted = reverted or st.current is not st.original
+            st.current = st.original
+            continue
+        if st.current is st.original:
+            continue
+        why = verify(st.original, st.current, st.origin, st.touched)
+        if why:
+            _fail(st, frozen, sorted(st.applied), why)
+            st.current = st.original
+            reverted = True
+    if reverted:
+        result = lint_files(current(), context, config)
+    outcomes = []
+    for path in order:
+        st = states[path]
+        after = st.current.raw if st.current is not st.original else st.original.raw
+        outcomes.append(FileOutcome(path, st.original.raw, after, st.applied if path not in frozen else Counter(),
+                                    st.failures, list(st.notes)))
+    return FixRun(outcomes, result, passes)
+
+
+def _fail(st: _State, frozen: set[str], rules: list[str], reason: str) -> None:
+    st.failures.append(GateFailure(rules, reason))
+    frozen.add(st.original.path)
+    st.current = st.original
+
+
+def fix_paths(paths: Sequence[str], config: Config, context: Sequence[str] = (),
+              stdin: tuple[str, bytes] | None = None, unsafe: bool = False,
+              follow_symlinks: bool = False) -> tuple[FixRun, list[str]]:
+    """Load files like `dralint.engine.lint_paths` and fix them; returns the run and missing paths."""
+    targets, missing = load_paths(paths, config, follow_symlinks)
+    if stdin is not None:
+        targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
+    ctx: list[SourceFile] = []
+    if context:
+        names = {str(Path(sf.path).resolve()) for sf in targets}
+        ctx_files, _ = load_paths(context, config, follow_symlinks)
+        ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
+    return fix_files(targets, ctx, config, unsafe), missing
+
+
+def fix_source(text: str | bytes, config: Config, unsafe: bool = False, path: str = "-") -> FixRun:
+    raw = text.encode("utf-8") if isinstance(text, str) else text
+    return fix_files([load_bytes(path, raw, limits_for(config))], [], config, unsafe)
+
+
+# ----------------------------------------------------------------------------------------------
+# writing
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace a file's content atomically, keeping its mode (a symlink keeps pointing at it)."""
+    target = Path(path).resolve()
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dralint-tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def unified_diff(path: str, before: bytes, after: bytes) -> str:
+    import difflib
+
+    a = before.decode("utf-8", "replace").splitlines(keepends=True)
+    b = after.decode("utf-8", "replace").splitlines(keepends=True)
+    lines = list(difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}"))
+    return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines)
