@@ -19,6 +19,7 @@ import click
 from dralint import __version__, readiness, render
 from dralint.catalog import catalog
 from dralint.commands import fix as fix_cmd
+from dralint.commands import migrate as migrate_cmd
 from dralint.config import Config, ConfigError, load_config
 from dralint.docs import all_rules, rule_markdown, rules_json, rules_table
 from dralint.drivers import validate_profile as validate_drivers
@@ -260,6 +261,7 @@ def explain(code: str) -> None:
 
 cli.add_command(readiness.command())  # `dralint report`
 cli.add_command(fix_cmd.command())  # `dralint fix`
+cli.add_command(migrate_cmd.command())  # `dralint migrate`
 
 
 def main(argv: Sequence[str] | None = None) -> int:

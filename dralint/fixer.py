@@ -1364,6 +1364,8 @@ class PassResult:
     touched: set[int] = field(default_factory=set)
     #: document index -> number of documents inserted after it
     inserted: dict[int, int] = field(default_factory=dict)
+    #: id(applied fix) -> what its verification noticed (e.g. a comment it had to drop)
+    notes: dict[int, list[str]] = field(default_factory=dict)
 
 
 def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicability) -> PassResult:
@@ -1419,6 +1421,8 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
             work = res.text
             accepted.extend(touch)
             out.applied.append(pf)
+            if res.notes:
+                out.notes[id(pf)] = res.notes
             for ed in pf.fix.edits:
                 if ed.op == "insert_document":
                     new_docs[di].append(emit_document(to_plain(ed.value), style, ed.comment))
