@@ -73,6 +73,11 @@ def common_lint_options(fn: Any) -> Any:
         click.option("--stdin-filename", help="Name to report for input read from `-`."),
         click.option("--max-file-size", type=click.IntRange(min=1), help="Largest file to read, in bytes."),
         click.option("--follow-symlinks", is_flag=True, help="Follow symlinks that lead outside the given paths."),
+        click.option("-j", "--jobs", type=click.IntRange(min=0),
+                     help="Worker processes (default: one per core for large inputs, none for a few files)."),
+        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+                     help="Where to cache per-file index summaries (default: .dralint_cache in the project)."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
         click.option("-v", "--verbose", is_flag=True, help="Show the configuration and timing on stderr."),
     ]
     for o in reversed(opts):
@@ -98,6 +103,12 @@ def build_run_config(kw: dict[str, Any]) -> Config:
         cfg.exclude += list(kw["exclude"])
     if kw.get("max_file_size"):
         cfg.max_file_size = kw["max_file_size"]
+    if kw.get("jobs") is not None:
+        cfg.jobs = kw["jobs"]
+    if kw.get("cache_dir"):
+        cfg.cache_dir = str(Path(kw["cache_dir"]).absolute())
+    if kw.get("no_cache"):
+        cfg.use_cache = False
     p = cfg.profile
     try:
         if kw.get("kubernetes_version"):
@@ -174,6 +185,8 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
         click.echo("  warning: PyYAML without libyaml: parsing is ~9x slower", err=True)
     click.echo(f"  {len(result.files)} files, {len(result.index.objects)} objects, {len(result.selected)} rules, "
                f"{seconds:.2f}s", err=True)
+    if result.stats:
+        click.echo("  run: " + ", ".join(f"{k} {v}" for k, v in result.stats.items()), err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

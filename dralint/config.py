@@ -91,6 +91,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         },
         "unsafe-fixes": {"type": "boolean"},
         "cache-dir": {"type": "string"},
+        "jobs": {"type": "integer", "minimum": 0},
         "output-format": {"type": "string"},
     },
 }
@@ -116,6 +117,9 @@ class Config:
     max_file_size: int = 16 * 1024 * 1024
     unsafe_fixes: bool = False
     cache_dir: str | None = None
+    use_cache: bool = True
+    #: worker processes; None or 0 = one per core for large inputs, none for a handful of files
+    jobs: int | None = None
     profile: ClusterProfile = field(default_factory=ClusterProfile)
 
     # -- rule selection ------------------------------------------------------------------------
@@ -246,6 +250,7 @@ def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
     cfg.max_file_size = raw.get("max-file-size", cfg.max_file_size)
     cfg.unsafe_fixes = bool(raw.get("unsafe-fixes", False))
     cfg.cache_dir = raw.get("cache-dir")
+    cfg.jobs = raw.get("jobs")
     inv = raw.get("inventory", [])
     try:
         cfg.profile = ClusterProfile(

@@ -3,10 +3,23 @@
 `lint_files` runs the selected rules over the target files with every file (targets and context)
 in one index, turns violations into findings with exact positions, then applies suppressions.
 Rule crashes are caught and reported as internal errors (exit 3) rather than losing the run.
+
+`lint_paths` (the CLI's entry) does the same for paths on disk, at repository scale:
+
+- Context files (``--context``) only contribute their *summary* to the index: object identities,
+  plus the full data of the kinds other objects look up (`CARRIED_KINDS`). Summaries are cached
+  on disk by content hash (`dralint.cache`), so linting one changed file against a repository
+  parses one file. Any other data a rule reads from a context object is loaded on demand
+  (`RemoteObject`), so a summary can make a run slower but never change its findings.
+- Large inputs are linted by worker processes (`dralint.parallel`): each parses its share of the
+  files, the summaries are exchanged so that every worker has the whole index, then each runs
+  all rules on its own targets and sends back only findings.
+Findings are the same with and without workers and cache (tests/test_parallel.py, test_cache.py).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import traceback
@@ -14,11 +27,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from dralint import k8s
+from dralint.cache import SummaryCache, default_cache_dir
 from dralint.catalog import RuleMeta, catalog
 from dralint.config import Config
-from dralint.files import discover, read_file
-from dralint.index import Index, K8sObject, ValuesDoc
+from dralint.files import FileRef, discover, read_file, read_raw
+from dralint.index import Index, K8sObject, ValuesDoc, objects_of
 from dralint.load import Document, Limits, SourceFile, load_bytes
 from dralint.locate import locate
 from dralint.model import Finding, JsonPath, Severity, Span, Violation
@@ -45,6 +61,8 @@ class Result:
     missing: list[str] = field(default_factory=list)
     internal_errors: list[InternalError] = field(default_factory=list)
     suppressed: int = 0
+    #: how the run went (workers, cache hits, on-demand loads), for --verbose
+    stats: dict[str, Any] = field(default_factory=dict)
 
     def counts(self) -> dict[Severity, int]:
         out = dict.fromkeys(Severity, 0)
@@ -71,20 +89,23 @@ def lint_paths(
     context: Sequence[str] = (),
     stdin: tuple[str, bytes] | None = None,
     follow_symlinks: bool = False,
+    jobs: int | None = None,
 ) -> Result:
-    """Lint files and directories (plus stdin as ``(display name, bytes)``)."""
-    targets, missing = load_paths(paths, config, follow_symlinks)
+    """Lint files and directories (plus stdin as ``(display name, bytes)``).
+
+    ``jobs`` (default: ``config.jobs``) is the number of worker processes; 0 or None picks one
+    per core for large inputs and none for a handful of files.
+    """
+    limits = limits_for(config)
+    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks)
+    inputs = [Input.read(r, limits, target=True) for r in refs]
     if stdin is not None:
-        targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
-    context_files: list[SourceFile] = []
+        inputs.append(Input(stdin[0], None, stdin[1], None, True))
     if context:
-        target_keys = {_key(p) for p in paths}
-        refs, _ = discover(context, config.exclude, config.root, follow_symlinks)
-        tkeys = {str(Path(r.path).resolve()) for r in discover(paths, config.exclude, config.root)[0]}
-        tkeys |= target_keys
-        limits = limits_for(config)
-        context_files = [read_file(r, limits) for r in refs if str(Path(r.path).resolve()) not in tkeys]
-    result = lint_files(targets, context_files, config)
+        target_keys = {_key(p) for p in paths} | {_key(str(r.path)) for r in refs}
+        crefs, _ = discover(context, config.exclude, config.root, follow_symlinks)
+        inputs += [Input.read(r, limits, target=False) for r in crefs if _key(str(r.path)) not in target_keys]
+    result = lint_inputs(inputs, config, jobs=config.jobs if jobs is None else jobs)
     result.missing = missing
     return result
 
@@ -92,7 +113,7 @@ def lint_paths(
 def _key(p: str) -> str:
     try:
         return str(Path(p).resolve())
-    except OSError:
+    except (OSError, RuntimeError):
         return p
 
 
@@ -164,54 +185,39 @@ class _Runner:
         )
 
 
-def lint_files(targets: Iterable[SourceFile], context_files: Iterable[SourceFile], config: Config) -> Result:
-    index = Index()
-    targets = list(targets)
-    for sf in targets:
-        index.add_file(sf, target=True)
-    for sf in context_files:
-        index.add_file(sf, target=False)
-    runner = _Runner(config, index)
-
-    objects_by_file: dict[int, list[K8sObject]] = defaultdict(list)
-    for obj in index.objects:
-        if obj.target:
-            objects_by_file[id(obj.file)].append(obj)
-    values_by_file: dict[int, list[ValuesDoc]] = defaultdict(list)
-    for vd in index.values:
-        if vd.target:
-            values_by_file[id(vd.file)].append(vd)
-
-    findings: list[Finding] = []
-    suppressed = 0
-    for sf in targets:
+    def lint_file(
+        self, sf: SourceFile, objects: Sequence[K8sObject], values: Sequence[ValuesDoc]
+    ) -> tuple[list[Finding], int]:
+        """All rules on one target file, then its suppressions: (kept findings, suppressed count)."""
+        config = self.config
         file_findings: list[Finding] = []
         annotations: dict[int, Directive] = {}
-        for impl, meta in runner.by_scope["file"]:
-            for v in runner.run(impl, meta, sf, sf.path):
+        for impl, meta in self.by_scope["file"]:
+            for v in self.run(impl, meta, sf, sf.path):
                 doc = _doc_at(sf, v)
-                file_findings.append(runner.finding(meta, v, sf, doc, (), None))
-        for obj in objects_by_file.get(id(sf), ()):
+                file_findings.append(self.finding(meta, v, sf, doc, (), None))
+        for obj in objects:
             ann = annotation_directive(
                 obj.annotations.get(ANNOTATION),
                 locate(sf, obj.doc, (*obj.base_path, "metadata", "annotations", ANNOTATION), "value"),
             ) if ANNOTATION in obj.annotations else None
-            for impl, meta in runner.object_rules(obj.kind):
-                for v in runner.run(impl, meta, obj, sf.path):
-                    f = runner.finding(meta, v, sf, obj.doc, obj.base_path, obj)
+            for impl, meta in self.object_rules(obj.kind):
+                for v in self.run(impl, meta, obj, sf.path):
+                    f = self.finding(meta, v, sf, obj.doc, obj.base_path, obj)
                     if ann is not None:
                         annotations[id(f)] = ann
                     file_findings.append(f)
             if ann is not None:
                 annotations[-id(obj)] = ann
-        for vd in values_by_file.get(id(sf), ()):
-            for impl, meta in runner.by_scope["values"]:
-                for v in runner.run(impl, meta, vd, sf.path):
-                    file_findings.append(runner.finding(meta, v, sf, vd.doc, (), None))
+        for vd in values:
+            for impl, meta in self.by_scope["values"]:
+                for v in self.run(impl, meta, vd, sf.path):
+                    file_findings.append(self.finding(meta, v, sf, vd.doc, (), None))
 
         per_file = config.file_ignores(sf.path)
         sup = Suppressor(parse_directives(sf))
         kept: list[Finding] = []
+        suppressed = 0
         for f in file_findings:
             if any(f.rule == c or f.rule.startswith(c) for c in per_file):
                 continue
@@ -219,9 +225,44 @@ def lint_files(targets: Iterable[SourceFile], context_files: Iterable[SourceFile
                 suppressed += 1
                 continue
             kept.append(f)
-        if UNUSED_SUPPRESSION in runner.selected:
-            kept.extend(_unused(runner, sf, sup, [a for k, a in annotations.items() if k < 0], per_file))
-        findings.extend(kept)
+        if UNUSED_SUPPRESSION in self.selected:
+            kept.extend(_unused(self, sf, sup, [a for k, a in annotations.items() if k < 0], per_file))
+        return kept, suppressed
+
+    def units_by_file(self) -> tuple[dict[int, list[K8sObject]], dict[int, list[ValuesDoc]]]:
+        """Target objects and values documents of the index, by ``id()`` of their file."""
+        objects_by_file: dict[int, list[K8sObject]] = defaultdict(list)
+        for obj in self.index.objects:
+            if obj.target:
+                objects_by_file[id(obj.file)].append(obj)
+        values_by_file: dict[int, list[ValuesDoc]] = defaultdict(list)
+        for vd in self.index.values:
+            if vd.target:
+                values_by_file[id(vd.file)].append(vd)
+        return objects_by_file, values_by_file
+
+    def lint_targets(self, targets: Iterable[SourceFile]) -> tuple[list[Finding], int]:
+        """Every target file of the index (in the given order): findings (unsorted), suppressed count."""
+        objects_by_file, values_by_file = self.units_by_file()
+        findings: list[Finding] = []
+        suppressed = 0
+        for sf in targets:
+            kept, n = self.lint_file(sf, objects_by_file.get(id(sf), ()), values_by_file.get(id(sf), ()))
+            findings.extend(kept)
+            suppressed += n
+        return findings, suppressed
+
+
+def lint_files(targets: Iterable[SourceFile], context_files: Iterable[SourceFile], config: Config) -> Result:
+    """Lint parsed files: findings for ``targets``; ``context_files`` only feed the index."""
+    index = Index()
+    targets = list(targets)
+    for sf in targets:
+        index.add_file(sf, target=True)
+    for sf in context_files:
+        index.add_file(sf, target=False)
+    runner = _Runner(config, index)
+    findings, suppressed = runner.lint_targets(targets)
     findings.sort(key=Finding.sort_key)
     return Result(
         findings=findings,
@@ -232,6 +273,320 @@ def lint_files(targets: Iterable[SourceFile], context_files: Iterable[SourceFile
         internal_errors=runner.errors,
         suppressed=suppressed,
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# summaries: what the index needs from a file that is not linted itself
+
+#: kinds whose full data travels in a summary, because rules look them up from other objects
+#: (claims and templates by name, device classes, ComputeDomains, device-plugin DaemonSets).
+#: Anything else a rule reads from a context object is loaded on demand (correct, only slower).
+CARRIED_KINDS = frozenset({
+    "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule",
+    "ComputeDomain", "DaemonSet", "ResourceQuota", "LimitRange",
+})
+#: every object of these API groups travels in full too (DRA and NVIDIA driver objects)
+CARRIED_GROUPS = ("resource.k8s.io", "nvidia.com")
+#: non-Kubernetes documents (Helm values, plugin configs) travel in full up to this many characters
+CARRIED_VALUES_CHARS = 256 * 1024
+SUMMARY_FORMAT = 1
+
+
+def carried(obj: K8sObject) -> bool:
+    if obj.kind in CARRIED_KINDS:
+        return True
+    group = k8s.api_group(obj.api_version)
+    return any(group == g or group.endswith("." + g) for g in CARRIED_GROUPS)
+
+
+def summarize(sf: SourceFile) -> dict[str, Any]:
+    """A file's contribution to the index, as JSON-ready data (the data values are still live).
+
+    ``docs``: [document index, Helm source]; ``objects``: [document index, base path, apiVersion,
+    kind, name, namespace, data or None, carried]; ``values``: [document index, data or None, carried].
+    """
+    docs: list[list[Any]] = []
+    objects: list[list[Any]] = []
+    values: list[list[Any]] = []
+    for doc in sf.documents:
+        if doc.skip:
+            continue
+        units = objects_of(sf, doc, False)
+        if not units:
+            continue
+        docs.append([doc.index, doc.source])
+        for u in units:
+            if isinstance(u, ValuesDoc):
+                keep = doc.end - doc.start <= CARRIED_VALUES_CHARS
+                values.append([doc.index, u.data if keep else None, keep])
+            else:
+                keep = carried(u)
+                objects.append([doc.index, list(u.base_path), u.api_version, u.kind, u.name, u.namespace,
+                                u.data if keep else None, keep])
+    return {"format": SUMMARY_FORMAT, "docs": docs, "objects": objects, "values": values}
+
+
+def summary_json(summary: dict[str, Any]) -> bytes:
+    return json.dumps(summary, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+class FileLoader:
+    """Parses a context file again when a rule reads data its summary does not carry (memoised)."""
+
+    def __init__(self, display: str, ref: FileRef | None, raw: bytes | None, limits: Limits,
+                 stats: dict[str, Any]) -> None:
+        self.display, self.ref, self.raw, self.limits, self.stats = display, ref, raw, limits, stats
+        self._sf: SourceFile | None = None
+
+    def source(self) -> SourceFile:
+        if self._sf is None:
+            self.stats["on_demand_loads"] = self.stats.get("on_demand_loads", 0) + 1
+            if self.raw is not None:
+                self._sf = load_bytes(self.display, self.raw, self.limits)
+            elif self.ref is not None:
+                self._sf = read_file(self.ref, self.limits)
+            else:
+                self._sf = SourceFile(self.display, b"")
+        return self._sf
+
+    def data(self, doc_index: int, base_path: JsonPath) -> Any:
+        for doc in self.source().documents:
+            if doc.index == doc_index:
+                node = doc.data
+                for step in base_path:
+                    try:
+                        node = node[step]
+                    except (LookupError, TypeError):
+                        return {}
+                return node
+        return {}
+
+
+class RemoteObject(K8sObject):
+    """An object known from a summary: identity always, data when carried or on first use."""
+
+    def __init__(self, file: SourceFile, doc: Document, base_path: JsonPath, ident: list[Any], data: Any,
+                 loader: FileLoader | None, target: bool) -> None:
+        self.file = file
+        self.doc = doc
+        self.base_path = base_path
+        self.target = target
+        self._ident = ident  # apiVersion, kind, name, namespace
+        self._data = data
+        self._loader = loader
+
+    @property
+    def data(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = self._loader.data(self.doc.index, self.base_path) if self._loader else {}
+        return self._data  # type: ignore[no-any-return]
+
+    @data.setter
+    def data(self, value: dict[str, Any]) -> None:
+        self._data = value
+
+    @property
+    def api_version(self) -> str | None:
+        return self._ident[0]  # type: ignore[no-any-return]
+
+    @property
+    def kind(self) -> str | None:
+        return self._ident[1]  # type: ignore[no-any-return]
+
+    @property
+    def name(self) -> str | None:
+        return self._ident[2]  # type: ignore[no-any-return]
+
+    @property
+    def namespace(self) -> str | None:
+        return self._ident[3]  # type: ignore[no-any-return]
+
+
+def _delegate(name: str) -> Any:
+    def get(self: LazySourceFile) -> Any:
+        return getattr(self.loader.source(), name)
+
+    def put(self: LazySourceFile, value: Any) -> None:
+        setattr(self.loader.source(), name, value)
+
+    return property(get, put)
+
+
+class LazySourceFile(SourceFile):
+    """A target file linted by a worker process: its path now, its content parsed again on first use.
+
+    The content comes from the bytes read for the run, so it is what was linted even if the file
+    changed on disk since.
+    """
+
+    raw = _delegate("raw")
+    text = _delegate("text")
+    bom = _delegate("bom")
+    newline = _delegate("newline")
+    documents = _delegate("documents")
+    problems = _delegate("problems")
+    is_json = _delegate("is_json")
+    _line_starts = _delegate("_line_starts")
+
+    def __init__(self, path: str, loader: FileLoader) -> None:  # not the dataclass __init__: no fields are set here
+        self.path = path
+        self.loader = loader
+
+
+class RemoteValues(ValuesDoc):
+    def __init__(self, file: SourceFile, doc: Document, data: Any, carried: bool, loader: FileLoader | None,
+                 target: bool) -> None:
+        self.file = file
+        self.doc = doc
+        self.target = target
+        self._data = data
+        self._carried = carried
+        self._loader = loader
+
+    @property
+    def data(self) -> Any:
+        if not self._carried:
+            self._data = self._loader.data(self.doc.index, ()) if self._loader else None
+            self._carried = True
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        self._data, self._carried = value, True
+
+
+def add_summary(index: Index, display: str, summary: dict[str, Any], target: bool,
+                loader: FileLoader | None) -> None:
+    """Add a file to the index from its summary (objects in file order, as `Index.add_file` would)."""
+    sf = SourceFile(path=display, raw=b"")
+    index.files.append(sf)
+    docs = {int(i): Document(int(i), None, 0, 0, src) for i, src in summary["docs"]}
+    sf.documents = list(docs.values())
+    for doc_i, base, api, kind, name, ns, data, _ in summary["objects"]:
+        index.add(RemoteObject(sf, docs[doc_i], tuple(base), [api, kind, name, ns], data, loader, target))
+    for doc_i, data, keep in summary["values"]:
+        index.values.append(RemoteValues(sf, docs[doc_i], data, keep, loader, target))
+
+
+# ----------------------------------------------------------------------------------------------
+# paths on disk: read, summarise (or take summaries from the cache), parse targets, lint
+
+
+@dataclass
+class Input:
+    """One file of a run, read but not parsed yet."""
+
+    display: str
+    ref: FileRef | None
+    raw: bytes | None  # None when ``problem`` is set
+    problem: SourceFile | None  # unreadable, special or oversized file (a DRA005 finding)
+    target: bool
+    key: str | None = None  # cache key (content hash)
+
+    @classmethod
+    def read(cls, ref: FileRef, limits: Limits, target: bool) -> Input:
+        raw = read_raw(ref, limits)
+        if isinstance(raw, SourceFile):
+            return cls(ref.display, ref, None, raw, target)
+        return cls(ref.display, ref, raw, None, target)
+
+    def parse(self, limits: Limits) -> SourceFile:
+        if self.problem is not None:
+            return self.problem
+        return load_bytes(self.display, self.raw or b"", limits)
+
+    def loader(self, limits: Limits, stats: dict[str, Any]) -> FileLoader:
+        return FileLoader(self.display, self.ref, self.raw, limits, stats)
+
+
+def open_cache(config: Config, limits: Limits) -> SummaryCache | None:
+    if not config.use_cache:
+        return None
+    directory = Path(config.cache_dir) if config.cache_dir else default_cache_dir(config.root)
+    if not directory.is_absolute():
+        directory = config.root / directory
+    return SummaryCache(directory, f"{limits}")
+
+
+#: below this much input, worker processes cost more than they save
+PARALLEL_MIN_BYTES = 2_000_000
+PARALLEL_MIN_FILES = 16
+
+
+def choose_jobs(requested: int | None, nbytes: int, nfiles: int) -> int:
+    if requested is not None and requested > 0:
+        return max(1, min(requested, nfiles))
+    if nbytes < PARALLEL_MIN_BYTES or nfiles < PARALLEL_MIN_FILES:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, nfiles // 8))
+
+
+def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) -> Result:
+    """The pipeline behind `lint_paths`: cache lookups, then serial or parallel linting."""
+    limits = limits_for(config)
+    cache = open_cache(config, limits)
+    summaries: dict[int, dict[str, Any]] = {}
+    if cache is not None:
+        for i, inp in enumerate(inputs):
+            if inp.raw is None:
+                continue
+            inp.key = cache.key(inp.raw, inp.display.lower().endswith(".json"))
+            if not inp.target:
+                hit = cache.get(inp.key)
+                if hit is not None:
+                    summaries[i] = hit
+        if len(summaries) < len(inputs):
+            cache.prepare()
+    todo = [i for i, inp in enumerate(inputs) if i not in summaries]
+    nbytes = sum(len(inputs[i].raw or b"") for i in todo)
+    n = choose_jobs(jobs, nbytes, len(todo))
+    stats: dict[str, Any] = {"jobs": n, "files": len(inputs), "parsed": len(todo),
+                             "cache": "off" if cache is None else str(cache.dir), "cache_hits": len(summaries)}
+    if n > 1:
+        from dralint import parallel
+
+        result = parallel.lint_parallel(inputs, summaries, config, cache, n, stats)
+        if result is not None:
+            return result
+        stats["jobs"] = 1  # a worker failed: do it here
+    return _lint_serial(inputs, summaries, config, cache, stats)
+
+
+def _lint_serial(inputs: list[Input], summaries: dict[int, dict[str, Any]], config: Config,
+                 cache: SummaryCache | None, stats: dict[str, Any]) -> Result:
+    limits = limits_for(config)
+    parsed: dict[int, SourceFile] = {}
+    for i, inp in enumerate(inputs):
+        if i in summaries:
+            continue
+        sf = inp.parse(limits)
+        if inp.target:
+            parsed[i] = sf
+            if cache is not None and inp.key is not None and not cache.has(inp.key):
+                cache.put(inp.key, summary_json(summarize(sf)))
+        else:
+            summaries[i] = summarize(sf)  # the parse tree goes; the summary keeps what the index needs
+            if cache is not None and inp.key is not None:
+                cache.put(inp.key, summary_json(summaries[i]))
+    index = Index()
+    targets: list[SourceFile] = []
+    for i, inp in enumerate(inputs):
+        if i in parsed:
+            index.add_file(parsed[i], target=True)
+            targets.append(parsed[i])
+        else:
+            add_summary(index, inp.display, summaries[i], inp.target, inp.loader(limits, stats))
+    runner = _Runner(config, index)
+    findings, suppressed = runner.lint_targets(targets)
+    findings.sort(key=Finding.sort_key)
+    if cache is not None:
+        stats["cache_writes"] = cache.writes
+    return Result(findings=findings, files=targets, index=index, config=config, selected=runner.selected,
+                  internal_errors=runner.errors, suppressed=suppressed, stats=stats)
 
 
 def _doc_at(sf: SourceFile, v: Violation) -> Document | None:

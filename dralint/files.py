@@ -30,7 +30,7 @@ class FileRef:
 
 def _rel(p: Path, root: Path) -> str:
     try:
-        return p.resolve().relative_to(root.resolve()).as_posix()
+        return _resolve(p).relative_to(_resolve(root)).as_posix()
     except ValueError:
         return p.as_posix()
 
@@ -45,7 +45,12 @@ def discover(
     root: Path | None = None,
     follow_symlinks: bool = False,
 ) -> tuple[list[FileRef], list[str]]:
-    """Files to lint, plus messages about paths that do not exist."""
+    """Files to lint, plus messages about paths that do not exist.
+
+    Inside a directory, a symlink (to a file or a directory) is used only when it resolves inside
+    that directory, unless ``follow_symlinks``; symlinked directories are then walked once each, so a
+    link loop ends. Paths named explicitly are always used: the user asked for them.
+    """
     root = root or Path.cwd()
     excludes = list(excludes)
     out: list[FileRef] = []
@@ -57,15 +62,25 @@ def discover(
             missing.append(given)
             continue
         if p.is_dir():
-            top = p.resolve()
-            for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
+            top = _resolve(p)
+            walked: set[tuple[int, int]] = set()
+            for dirpath, dirnames, filenames in os.walk(p, followlinks=follow_symlinks):
                 d = Path(dirpath)
+                try:
+                    st = os.stat(d)
+                except OSError:
+                    dirnames[:] = []
+                    continue
+                if (st.st_dev, st.st_ino) in walked:  # reached again through a link: a loop or a duplicate
+                    dirnames[:] = []
+                    continue
+                walked.add((st.st_dev, st.st_ino))
                 dirnames[:] = sorted(
                     n for n in dirnames
                     if n not in DEFAULT_EXCLUDES
                     and not (d / n / "pyvenv.cfg").exists()
                     and not _excluded(_rel(d / n, root), excludes)
-                    and (follow_symlinks or not (d / n).is_symlink() or _inside((d / n), top))
+                    and (not (d / n).is_symlink() or follow_symlinks or _inside(d / n, top))
                 )
                 for name in sorted(filenames):
                     if not name.lower().endswith(EXTENSIONS):
@@ -76,7 +91,7 @@ def discover(
                     rel = _rel(f, root)
                     if _excluded(rel, excludes):
                         continue
-                    key = str(f.resolve())
+                    key = str(_resolve(f))
                     if key not in seen:
                         seen.add(key)
                         out.append(FileRef(_display(f), f))
@@ -84,11 +99,19 @@ def discover(
             rel = _rel(p, root)
             if _excluded(rel, excludes):
                 continue
-            key = str(p.resolve())
+            key = str(_resolve(p))
             if key not in seen:
                 seen.add(key)
                 out.append(FileRef(_display(p), p, explicit=True))
     return out, missing
+
+
+def _resolve(p: Path) -> Path:
+    """``p.resolve()`` that survives symlink loops (they resolve to themselves)."""
+    try:
+        return p.resolve()
+    except (OSError, RuntimeError):
+        return p.absolute()
 
 
 def _display(p: Path) -> str:
@@ -98,14 +121,20 @@ def _display(p: Path) -> str:
 
 def _inside(p: Path, top: Path) -> bool:
     try:
-        p.resolve().relative_to(top)
+        target = p.resolve()
+    except RuntimeError:  # a link loop leads nowhere (so not outside); reading it reports the loop
         return True
-    except (ValueError, OSError, RuntimeError):
+    except OSError:
         return False
+    return target == top or top in target.parents
 
 
-def read_file(ref: FileRef, limits: Limits) -> SourceFile:
-    """Read and parse one file; unreadable or special files become a DRA005 finding."""
+def read_raw(ref: FileRef, limits: Limits) -> bytes | SourceFile:
+    """The bytes of one file, or a `SourceFile` holding the DRA005 problem when it cannot be read.
+
+    Only regular files are opened (a FIFO would block, a device would never end), and never more
+    than the size limit is read, even from a file that grows while we read it.
+    """
     try:
         st = os.stat(ref.path)
     except OSError as e:
@@ -118,9 +147,16 @@ def read_file(ref: FileRef, limits: Limits) -> SourceFile:
         return _too_big(ref, st.st_size, limits)
     try:
         with open(ref.path, "rb") as fh:
-            raw = fh.read(limits.max_file_bytes + 1)
+            return fh.read(limits.max_file_bytes + 1)
     except OSError as e:
         return _unreadable(ref, f"cannot read file: {e.strerror or e}")
+
+
+def read_file(ref: FileRef, limits: Limits) -> SourceFile:
+    """Read and parse one file; unreadable or special files become a DRA005 finding."""
+    raw = read_raw(ref, limits)
+    if isinstance(raw, SourceFile):
+        return raw
     return load_bytes(ref.display, raw, limits)
 
 

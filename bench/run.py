@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""dralint's benchmark: every command against the parsing floor, in one run, on one corpus.
+
+    python bench/run.py                      # generate the corpus in a temp dir, 5 interleaved reps
+    python bench/run.py --corpus /tmp/c --reps 7 --json results.json
+    python bench/run.py --install-peers      # yamllint + kubernetes-validate into a side venv first
+    python bench/run.py --install-peers --checkov   # checkov too (large; ~10 min per run)
+
+Every row is a whole process (interpreter startup and imports included), run as a child of this
+script. Reps are interleaved (rep 1 runs A B C ..., rep 2 B C ... A, ...) so that drift on a noisy
+machine hits every command alike; the ``x floor`` column is the median of per-rep ratios to the
+one-process floor run in the same rep. Peak RSS is the largest process of the child's tree, from
+``wait4``. The peers are slow, so they run ``--peer-reps`` times (default 1), each paired with a
+floor run right after it.
+
+Rows:
+  floor 1 / floor N    read + parse with positions (bench/floor.py), 1 process / N workers
+  parse (dralint)      the same files through dralint's own loader, for reference
+  check -j1 / -jN      `dralint check CORPUS` with the full default rule set, no cache
+  one file, cold/warm  `dralint check CHANGED --context CORPUS` after an edit of CHANGED, with an
+                       empty cache / a cache filled by an earlier run
+  migrate --dry-run    `dralint migrate CORPUS --dry-run`, when the command exists
+  peers                yamllint, kubernetes-validate, checkov --framework kubernetes, when installed
+
+The targets (from the performance issue) are checked at the end; the exit code is 0 either way.
+No timing assertion lives in the test suite: performance is judged here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+PY = sys.executable
+PEERS_VENV = Path(os.environ.get("DRALINT_BENCH_PEERS", Path.home() / ".cache" / "dralint-bench" / "peers"))
+CHECKOV_VENV = PEERS_VENV.with_name("checkov")
+
+
+@dataclass
+class Sample:
+    wall: float
+    cpu: float
+    rss_mib: float
+    code: int
+    out: Path | None = None
+
+
+@dataclass
+class Row:
+    name: str
+    argv: list[str]
+    cwd: Path
+    setup: Callable[[int], None] | None = None
+    target: str = ""
+    check: Callable[[Row, float], bool | None] | None = None
+    peer: bool = False
+    keep_output: bool = False
+    samples: list[Sample] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
+
+    def median(self, attr: str) -> float:
+        return statistics.median(getattr(s, attr) for s in self.samples)
+
+
+def run_child(argv: list[str], cwd: Path, out: Path | None, timeout: float) -> Sample:
+    """Run one whole process; wall from fork to reap, CPU and peak RSS of the tree from wait4."""
+    sink = open(out, "wb") if out else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    env = dict(os.environ, PYTHONHASHSEED="0", NO_COLOR="1")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=sink, stderr=subprocess.DEVNULL, env=env)
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if out:
+        sink.close()  # type: ignore[union-attr]
+    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, out)
+
+
+def dralint(*args: str) -> list[str]:
+    return [PY, "-m", "dralint", *args]
+
+
+def has_command(name: str) -> bool:
+    r = subprocess.run(dralint(name, "--help"), capture_output=True, cwd=REPO)
+    return r.returncode == 0
+
+
+def findings_of(sample: Sample) -> list[tuple[str, int, int, str, str]] | None:
+    if sample.out is None or not sample.out.exists():
+        return None
+    try:
+        data = json.loads(sample.out.read_text())
+    except ValueError:
+        return None
+    return [(f["path"], f["line"], f["column"], f["rule"], f["message"]) for f in data.get("findings", [])]
+
+
+def find_peer(name: str, venvs: list[Path]) -> str | None:
+    for v in venvs:
+        p = v / "bin" / name
+        if p.exists():
+            return str(p)
+    return shutil.which(name)
+
+
+def install_peers(checkov: bool) -> None:
+    for venv, pkgs in [(PEERS_VENV, ["yamllint", "kubernetes-validate"]), *([(CHECKOV_VENV, ["checkov"])]
+                                                                          if checkov else [])]:
+        if not (venv / "bin" / "python").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *pkgs], check=True)
+
+
+def corpus_files(corpus: Path) -> list[str]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(corpus):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        out += [os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith((".yaml", ".yml"))]
+    return out
+
+
+def pick_changed_file(corpus: Path) -> Path:
+    """A typical edited file: a small multi-document app bundle whose pods use DRA claims."""
+    best: tuple[int, str] | None = None
+    for p in corpus_files(corpus):
+        text = Path(p).read_text(encoding="utf-8-sig", errors="replace")
+        if "resourceClaimTemplateName" in text and "kind: Deployment" in text and 3000 < len(text) < 12000:
+            cand = (abs(len(text) - 6000), p)
+            best = cand if best is None or cand < best else best
+    if best is None:
+        return Path(corpus_files(corpus)[0])
+    return Path(best[1])
+
+
+def fmt_s(x: float) -> str:
+    return f"{x:.2f}" if x < 100 else f"{x:.0f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=Path, help="corpus directory (generated there when missing)")
+    ap.add_argument("--files", type=int, default=2000)
+    ap.add_argument("--docs", type=int, default=20000)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="workers for the parallel rows")
+    ap.add_argument("--peer-reps", type=int, default=1)
+    ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--checkov", action="store_true", help="include checkov (install it with --install-peers)")
+    ap.add_argument("--install-peers", action="store_true", help=f"pip install the peers into {PEERS_VENV}")
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--json", type=Path, help="write all samples here")
+    a = ap.parse_args(argv)
+    if a.install_peers:
+        install_peers(a.checkov)
+
+    work = Path(tempfile.mkdtemp(prefix="dralint-bench-"))
+    corpus = a.corpus or work / "corpus"
+    if not corpus.is_dir():
+        sys.path.insert(0, str(HERE))
+        from gen_corpus import generate
+
+        generate(corpus, a.files, a.docs)
+    size = sum(os.path.getsize(p) for p in corpus_files(corpus))
+    nfiles = len(corpus_files(corpus))
+    cache = work / "cache"
+    changed = pick_changed_file(corpus)
+    original = changed.read_bytes()
+
+    def edit(rep: int) -> None:  # a fresh edit each time: the changed file is never a cache hit
+        changed.write_bytes(original + f"# bench edit {rep} {time.perf_counter_ns()}\n".encode())
+
+    def cold(rep: int) -> None:
+        shutil.rmtree(cache, ignore_errors=True)
+        edit(rep)
+
+    jn = str(a.jobs)
+    out = work / "out"
+    out.mkdir()
+    check_args = ["check", str(corpus), "--isolated", "--format", "json", "--exit-zero"]
+    one_file = ["check", str(changed), "--context", str(corpus), "--isolated", "--format", "json", "--exit-zero",
+                "--cache-dir", str(cache)]
+    rows = [
+        Row("floor, 1 process", [PY, str(HERE / "floor.py"), str(corpus)], corpus),
+        Row(f"floor, {jn} workers", [PY, str(HERE / "floor.py"), str(corpus), "--workers", jn], corpus),
+        Row("parse only, dralint loader", [PY, str(HERE / "floor.py"), str(corpus), "--parser", "dralint"], corpus),
+        Row("check -j1 (no cache)", dralint(*check_args, "--no-cache", "--jobs", "1"), corpus,
+            target="<= 1.5x floor", check=lambda r, ratio: ratio <= 1.5, keep_output=True),
+        Row(f"check -j{jn} (no cache)", dralint(*check_args, "--no-cache", "--jobs", jn), corpus,
+            target="<= 0.9x floor", check=lambda r, ratio: ratio <= 0.9, keep_output=True),
+        Row("one changed file + repo context, cold cache", dralint(*one_file), corpus, setup=cold),
+        Row("one changed file + repo context, warm cache", dralint(*one_file), corpus, setup=edit,
+            target="<= 0.6 s wall", check=lambda r, ratio: r.median("wall") <= 0.6),
+    ]
+    if has_command("migrate"):
+        rows.append(Row("migrate --dry-run", dralint("migrate", str(corpus), "--isolated", "--dry-run"), corpus))
+    peers: list[Row] = []
+    if not a.no_peers:
+        venvs = [PEERS_VENV, CHECKOV_VENV, Path(sys.executable).parent.parent]
+        if yl := find_peer("yamllint", venvs):
+            peers.append(Row("yamllint (YAML style only)", [yl, "-f", "parsable", str(corpus)], corpus, peer=True))
+        if kv := find_peer("kubernetes-validate", venvs):
+            peers.append(Row("kubernetes-validate --strict (schema only)",
+                             [kv, "-k", "1.35.0", "--strict", "--quiet", *corpus_files(corpus)], corpus, peer=True))
+        if a.checkov and (ck := find_peer("checkov", venvs)):
+            peers.append(Row("checkov --framework kubernetes", [ck, "-d", str(corpus), "--framework", "kubernetes",
+                                                                 "--quiet", "--compact", "--skip-download", "-o",
+                                                                 "cli"], corpus, peer=True))
+
+    # fill the cache once so that the warm row measures a warm cache
+    subprocess.run(dralint("check", str(corpus), "--isolated", "--exit-zero", "--format", "json",
+                           "--cache-dir", str(cache)), cwd=corpus, stdout=subprocess.DEVNULL, check=False)
+    print(f"corpus {corpus}: {nfiles} files, {size / 1e6:.1f} MB; changed file {changed.relative_to(corpus)}; "
+          f"{a.reps} reps, {len(peers)} peers", flush=True)
+
+    floor = rows[0]
+    try:
+        for rep in range(a.reps):
+            order = rows[rep % len(rows):] + rows[: rep % len(rows)]
+            # the warm row needs the cache the cold row deletes: refill it when the cold row ran first
+            warm_first = [r.name for r in order].index(rows[6].name) < [r.name for r in order].index(rows[5].name)
+            for row in order:
+                if row is rows[6] and not warm_first:
+                    subprocess.run(rows[6].argv, cwd=corpus, stdout=subprocess.DEVNULL, check=False)
+                if row.setup:
+                    row.setup(rep)
+                o = out / f"{rows.index(row)}-{rep}.json" if row.keep_output else None
+                row.samples.append(run_child(row.argv, row.cwd, o, a.timeout))
+            f = floor.samples[-1].wall
+            for row in rows:
+                row.ratios.append(row.samples[-1].wall / f)
+            print(f"  rep {rep + 1}/{a.reps}: " + ", ".join(f"{r.samples[-1].wall:.2f}" for r in rows), flush=True)
+        for peer in peers:
+            for _ in range(a.peer_reps):
+                print(f"  peer: {peer.name} ...", flush=True)
+                peer.samples.append(run_child(peer.argv, peer.cwd, None, a.timeout))
+                fs = run_child(floor.argv, floor.cwd, None, a.timeout)
+                peer.ratios.append(peer.samples[-1].wall / fs.wall)
+    finally:
+        changed.write_bytes(original)
+
+    # -- report -------------------------------------------------------------------------------
+    head = ["command", "runs", "median s", "min s", "max s", "x floor", "CPU s", "peak MiB", "exit", "target"]
+    table = []
+    verdicts = []
+    for row in [*rows, *peers]:
+        if not row.samples:
+            continue
+        ratio = statistics.median(row.ratios)
+        ok = row.check(row, ratio) if row.check else None
+        mark = "" if ok is None else (" met" if ok else " MISSED")
+        if ok is not None:
+            verdicts.append((row.name, row.target, ok))
+        table.append([row.name, str(len(row.samples)), fmt_s(row.median("wall")),
+                      fmt_s(min(s.wall for s in row.samples)), fmt_s(max(s.wall for s in row.samples)),
+                      f"{ratio:.2f}", fmt_s(row.median("cpu")), f"{max(s.rss_mib for s in row.samples):.0f}",
+                      ",".join(sorted({str(s.code) for s in row.samples})), row.target + mark])
+    widths = [max(len(r[i]) for r in [head, *table]) for i in range(len(head))]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in table]
+    print()
+    print("\n".join(lines))
+
+    dralint_rows = [r for r in rows if "dralint" in " ".join(r.argv) and r.samples]
+    peak = max(max(s.rss_mib for s in r.samples) for r in dralint_rows)
+    verdicts.append(("peak RSS of any dralint row", "<= 600 MiB", peak <= 600))
+    check1 = rows[3]
+    for peer in peers:
+        if peer.samples:
+            verdicts.append((f"check -j1 vs {peer.name}", "faster",
+                             check1.median("wall") < peer.median("wall")))
+    same = [findings_of(s) for r in (rows[3], rows[4]) for s in r.samples]
+    identical = all(x is not None and x == same[0] for x in same)
+    print(f"\nfindings: {len(same[0] or [])} per check run; identical across -j1/-j{jn} and reps: "
+          f"{'yes' if identical else 'NO'}")
+    print("targets: " + "; ".join(f"{n} {t}: {'met' if ok else 'MISSED'}" for n, t, ok in verdicts))
+    print(f"reproduce: python bench/run.py --reps {a.reps}" + (" --corpus DIR" if a.corpus else ""))
+    if a.json:
+        a.json.write_text(json.dumps({
+            "corpus": {"path": str(corpus), "files": nfiles, "bytes": size},
+            "rows": [{"name": r.name, "argv": r.argv, "wall": [s.wall for s in r.samples],
+                      "cpu": [s.cpu for s in r.samples], "rss_mib": [s.rss_mib for s in r.samples],
+                      "ratios": r.ratios, "exit": [s.code for s in r.samples]} for r in [*rows, *peers]],
+            "targets": [{"name": n, "target": t, "met": ok} for n, t, ok in verdicts],
+            "identical_findings": identical,
+        }, indent=2))
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
+    if a.corpus is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

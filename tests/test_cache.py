@@ -1,0 +1,191 @@
+"""The summary cache: a hit replaces a parse, and nothing it holds can change a finding."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dralint.cache import SummaryCache
+from dralint.cli import main
+from dralint.config import DEFAULT_EXCLUDES, build_config
+from dralint.engine import Result, lint_paths, summarize
+from dralint.files import discover
+from dralint.load import load_bytes
+from tests.test_parallel import canonical
+
+POD = """apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec:
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: one-gpu
+  containers:
+  - name: train
+    image: busybox
+    resources:
+      claims: [{name: gpu, request: gpu}]
+"""
+
+TEMPLATE = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+"""
+
+SERVICE = """apiVersion: v1
+kind: Service
+metadata: {name: svc, namespace: ml, labels: {a: b}}
+spec:
+  selector: {app: x}
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "apps").mkdir(parents=True)
+    (root / "claims").mkdir()
+    (root / "apps" / "pod.yaml").write_text(POD)
+    (root / "claims" / "template.yaml").write_text(TEMPLATE)
+    (root / "apps" / "service.yaml").write_text(SERVICE)
+    for i in range(5):
+        (root / "apps" / f"legacy{i}.yaml").write_text(
+            f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d{i}}}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - name: c\n        resources: {limits: {nvidia.com/gpu: 2}}\n")
+    return root
+
+
+def lint(target: Path, repo: Path, cache: Path | None, jobs: int = 1, **cfg: Any) -> Result:
+    config = build_config(cfg, None, repo)
+    if cache is None:
+        config.use_cache = False
+    else:
+        config.cache_dir = str(cache)
+    return lint_paths([str(target)], config, context=[str(repo)], jobs=jobs)
+
+
+def entries(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.rglob("*.json") if not p.name.startswith(".tmp"))
+
+
+def test_cold_then_warm_gives_the_same_findings(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    target = repo / "apps" / "pod.yaml"
+    plain = lint(target, repo, None)
+    cold = lint(target, repo, cache)
+    assert cold.stats["cache_hits"] == 0 and cold.stats["parsed"] == 8
+    assert len(entries(cache)) == 8  # every file's summary, the target's too
+    warm = lint(target, repo, cache)
+    assert warm.stats["cache_hits"] == 7 and warm.stats["parsed"] == 1  # only the target is parsed
+    assert canonical(cold) == canonical(warm) == canonical(plain)
+    assert [f.rule for f in plain.findings] == []  # the template in claims/ resolves the claim
+
+
+def test_whole_repository_warm_cache_with_workers(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    plain = lint(repo, repo, None)
+    lint(repo, repo, cache, jobs=2)
+    again = lint(repo, repo, cache, jobs=2)
+    assert canonical(again) == canonical(plain)
+    assert [f.rule for f in plain.findings].count("DRA201") == 5
+
+
+def test_an_edited_context_file_is_read_again(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    target = repo / "apps" / "pod.yaml"
+    assert [f.rule for f in lint(target, repo, cache).findings] == []
+    (repo / "claims" / "template.yaml").write_text(TEMPLATE.replace("- name: gpu", "- name: gpus"))
+    r = lint(target, repo, cache)
+    assert [f.rule for f in r.findings] == ["DRA306"]  # the request was renamed; the cache did not hide it
+    assert r.stats["cache_hits"] == 6
+
+
+def test_corrupt_or_foreign_entries_are_misses(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    target = repo / "apps" / "pod.yaml"
+    lint(target, repo, cache)
+    bad = [b"", b"\x80\x04\x95 not json", b"[1, 2]", b'{"format": 999}', b"{" * 100_000]
+    for p, junk in zip(entries(cache), bad * 4, strict=False):
+        p.write_bytes(junk)
+    r = lint(target, repo, cache)
+    assert canonical(r) == canonical(lint(target, repo, None))
+
+
+def test_entries_are_json_never_pickle(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    lint(repo / "apps" / "pod.yaml", repo, cache)
+    for p in entries(cache):
+        data = json.loads(p.read_bytes())
+        assert data["format"] == 1
+    assert (cache / ".gitignore").read_text().strip().endswith("*")
+    assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+
+
+def test_unusable_cache_directory_only_costs_speed(repo: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory should be")
+    r = lint(repo / "apps" / "pod.yaml", repo, blocker)
+    assert canonical(r) == canonical(lint(repo / "apps" / "pod.yaml", repo, None))
+
+
+def test_key_depends_on_content_and_limits(tmp_path: Path) -> None:
+    a = SummaryCache(tmp_path, "limits-1")
+    b = SummaryCache(tmp_path, "limits-2")
+    assert a.dir != b.dir
+    assert a.key(b"x: 1\n", False) != a.key(b"x: 2\n", False)
+    assert a.key(b"{}", True) != a.key(b"{}", False)
+    assert a.key(b"x: 1\n", False) == b.key(b"x: 1\n", False)  # the salt is in the directory
+
+
+def test_summary_carries_lookups_and_defers_the_rest() -> None:
+    sf = load_bytes("x.yaml", (TEMPLATE + "---\n" + SERVICE + "---\nfoo: bar\n").encode())
+    s = summarize(sf)
+    kinds = {o[3]: o for o in s["objects"]}
+    assert kinds["ResourceClaimTemplate"][6]["spec"]["spec"]["devices"]["requests"][0]["name"] == "gpu"
+    assert kinds["Service"][6] is None and kinds["Service"][4:6] == ["svc", "ml"]
+    assert s["values"] == [[2, {"foo": "bar"}, True]]
+
+
+def test_rules_reading_undeclared_context_data_still_see_it(repo: Path, tmp_path: Path) -> None:
+    # a Service is not carried in summaries: reading its data loads the file on demand
+    cache = tmp_path / "cache"
+    lint(repo / "apps" / "pod.yaml", repo, cache)
+    r = lint(repo / "apps" / "pod.yaml", repo, cache)
+    svc = r.index.find("Service", "svc", "ml")[0]
+    assert not svc.target
+    assert svc.data["spec"] == {"selector": {"app": "x"}}
+    assert svc.metadata["labels"] == {"a": "b"}
+    assert r.stats["on_demand_loads"] == 1
+
+
+def test_default_location_is_skipped_by_discovery(repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(repo)
+    assert main(["check", "apps/pod.yaml", "--context", "."]) == 0
+    assert (repo / ".dralint_cache" / "v1").is_dir()
+    assert ".dralint_cache" in DEFAULT_EXCLUDES
+    refs, _ = discover(["."], root=repo)
+    assert not any(".dralint_cache" in str(r.path) for r in refs)
+    assert main(["check", "apps/pod.yaml", "--context", ".", "--no-cache", "--cache-dir", str(repo / "c2")]) == 0
+    assert not (repo / "c2").exists()
+    capsys.readouterr()
+
+
+def test_cache_dir_option_and_config(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(repo)
+    assert main(["check", "apps/pod.yaml", "--context", ".", "--cache-dir", str(tmp_path / "c1")]) == 0
+    assert entries(tmp_path / "c1")
+    (repo / ".dralint.yaml").write_text("cache-dir: build/lint-cache\n")
+    assert main(["check", "apps/pod.yaml", "--context", "."]) == 0
+    assert entries(repo / "build" / "lint-cache")
+    capsys.readouterr()
