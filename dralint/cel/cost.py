@@ -1,0 +1,226 @@
+"""A static worst-case cost estimate in the spirit of cel-go's estimator (``checker/cost.go``).
+
+The API server refuses a new selector whose estimated cost exceeds 1,000,000 units; the scheduler
+enforces the same limit at run time. The model, as cel-go's:
+
+- a literal costs 0; an identifier, a field selection or an index costs 1;
+- a function call costs 1 plus its arguments, except for functions whose work grows with the
+  size of their input: string comparisons and ``==`` cost 0.1 per character of the shorter side,
+  ``+`` on strings 0.1 per character of the result, ``contains``/``startsWith``/``endsWith`` and the
+  other string functions 0.1 per character, ``matches``/``find``/``findAll`` ``(0.1 × (len(s)+1)) ×
+  (0.25 × len(regex))``, ``in`` on a list one unit per element, list functions one unit per element
+  (``sort``/``sortBy`` n·log n, ``distinct`` and the ``sets`` functions n·m);
+- ``&&``/``||`` cost both sides, a conditional the condition plus the dearer branch;
+- a list literal costs 10 plus its elements, a map literal 30 plus its entries;
+- a comprehension costs its range plus (size of the range × (cost of one iteration + 2));
+- ``has()`` costs only its operand (Kubernetes keeps the pre-0.17.7 presence-test cost of 0).
+
+Sizes come from literals, from concatenation and from the limits Kubernetes declares for the
+``device`` variable: at most 32 domains, 32 attributes or capacities per domain, attribute strings
+of at most 64 characters, a driver name of at most 63. An input of unknown size (for example the
+result of ``lists.range(n)`` with a computed ``n``) is treated as unbounded, so a loop over it is
+over the limit, as in cel-go. The estimate is an upper bound; dralint reports it when it is over
+the limit.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dralint.cel import types as ty
+from dralint.cel.ast import (
+    Bind,
+    Call,
+    Comprehension,
+    Has,
+    Ident,
+    Index,
+    ListLit,
+    Lit,
+    MapLit,
+    Node,
+    Select,
+    StructLit,
+)
+
+UNBOUNDED = 2**63
+MAX_DOMAINS = 32
+MAX_PER_DOMAIN = 32
+MAX_ATTRIBUTE_VALUE = 64
+MAX_DRIVER = 63
+
+_LINEAR_STRING = frozenset({
+    "contains", "startsWith", "endsWith", "lowerAscii", "upperAscii", "trim", "replace", "split", "substring",
+    "charAt", "indexOf", "lastIndexOf", "join", "format", "strings.quote", "quantity", "isQuantity", "semver",
+    "isSemver", "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "validate", "string", "bytes", "int", "uint",
+    "double", "bool",
+})
+_LINEAR_LIST = frozenset({
+    "isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "includes", "slice", "flatten", "reverse", "first",
+    "last", "join",
+})
+_REGEX = frozenset({"matches", "find", "findAll"})
+
+
+def _cap(x: float) -> int:
+    return UNBOUNDED if x >= UNBOUNDED else math.ceil(x)
+
+
+class Estimator:
+    def __init__(self, types: dict[int, ty.T]) -> None:
+        self.types = types
+        self.scopes: list[dict[str, int]] = []
+        #: element size of an iteration variable, by name (innermost last)
+
+    def typ(self, n: Node) -> ty.T:
+        return self.types.get(id(n), ty.DYN)
+
+    def estimate(self, n: Node) -> tuple[int, int]:
+        """(cost, size) of a node; size is the length of a string/list/map result (1 for scalars)."""
+        if isinstance(n, Lit):
+            if n.kind in ("string", "bytes"):
+                return 0, len(n.value)
+            return 0, 1
+        if isinstance(n, Ident):
+            for s in reversed(self.scopes):
+                if n.name in s:
+                    return 1, s[n.name]
+            return 1, 1
+        if isinstance(n, Select):
+            c, _ = self.estimate(n.operand)
+            return _cap(c + 1), self._path_size(n)
+        if isinstance(n, Has):
+            c, _ = self.estimate(n.arg.operand)
+            return c, 1
+        if isinstance(n, Index):
+            c1, _ = self.estimate(n.operand)
+            c2, _ = self.estimate(n.index)
+            return _cap(c1 + c2 + 1), self._path_size(n)
+        if isinstance(n, ListLit):
+            total = 10
+            for e in n.elems:
+                total += self.estimate(e)[0]
+            return _cap(total), len(n.elems)
+        if isinstance(n, MapLit):
+            total = 30
+            for k, v, _ in n.entries:
+                total += self.estimate(k)[0] + self.estimate(v)[0]
+            return _cap(total), len(n.entries)
+        if isinstance(n, StructLit):
+            return _cap(40 + sum(self.estimate(v)[0] for _, v, _ in n.fields)), 1
+        if isinstance(n, Bind):
+            ci, si = self.estimate(n.init)
+            self.scopes.append({n.var: si})
+            try:
+                cb, sb = self.estimate(n.body)
+            finally:
+                self.scopes.pop()
+            return _cap(ci + cb), sb
+        if isinstance(n, Comprehension):
+            return self._comprehension(n)
+        if isinstance(n, Call):
+            return self._call(n)
+        return 1, 1  # pragma: no cover
+
+    def _path_size(self, n: Node) -> int:
+        """Declared maximum sizes along device.attributes / device.capacity / device.driver."""
+        path: list[str] = []
+        cur: Node = n
+        while True:
+            if isinstance(cur, Select):
+                path.append(cur.field)
+                cur = cur.operand
+            elif isinstance(cur, Index):
+                path.append("[]")
+                cur = cur.operand
+            else:
+                break
+        if not (isinstance(cur, Ident) and cur.name == "device"):
+            t = self.typ(n)
+            return 1 if t.kind in ("bool", "int", "uint", "double", "null") else MAX_ATTRIBUTE_VALUE
+        path.reverse()
+        if path[:1] == ["driver"]:
+            return MAX_DRIVER
+        if path[:1] in (["attributes"], ["capacity"]):
+            depth = len(path)
+            if depth <= 2:
+                return MAX_DOMAINS if depth == 1 else MAX_PER_DOMAIN
+            return MAX_ATTRIBUTE_VALUE
+        return 1
+
+    def _comprehension(self, n: Comprehension) -> tuple[int, int]:
+        cr, size = self.estimate(n.target)
+        elem = MAX_ATTRIBUTE_VALUE
+        scope = {n.var: elem}
+        if n.var2:
+            scope[n.var2] = elem
+        self.scopes.append(scope)
+        try:
+            body = sum(self.estimate(a)[0] for a in n.args)
+        finally:
+            self.scopes.pop()
+        if n.macro in ("optMap", "optFlatMap"):
+            return _cap(cr + body + 2), size
+        factor = size
+        if n.macro == "sortBy":
+            factor = size * max(1, math.ceil(math.log2(max(size, 2))))
+        cost = cr + factor * (body + 2)
+        return _cap(cost), size
+
+    def _call(self, n: Call) -> tuple[int, int]:
+        fn = n.fn
+        parts = ([n.target] if n.target is not None else []) + list(n.args)
+        est = [self.estimate(p) for p in parts]
+        arg_cost = sum(c for c, _ in est)
+        sizes = [s for _, s in est]
+        if fn in ("_&&_", "_||_"):
+            return _cap(arg_cost), 1
+        if fn == "_?_:_":
+            return _cap(est[0][0] + max(est[1][0], est[2][0])), max(sizes[1], sizes[2])
+        if fn in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"):
+            t0 = self.typ(parts[0])
+            if t0.kind in ("string", "bytes", "list", "map", "dyn", "any"):
+                return _cap(arg_cost + max(1, math.ceil(0.1 * min(sizes)))), 1
+            return _cap(arg_cost + 1), 1
+        if fn == "_+_":
+            total = sizes[0] + sizes[1]
+            t0 = self.typ(parts[0])
+            if t0.kind in ("string", "bytes"):
+                return _cap(arg_cost + math.ceil(0.1 * total)), total
+            if t0.kind == "list":
+                return _cap(arg_cost + 1), total
+            return _cap(arg_cost + 1), 1
+        if fn == "@in":
+            t1 = self.typ(parts[1])
+            return _cap(arg_cost + (sizes[1] if t1.kind in ("list", "dyn", "any") else 1)), 1
+        if fn in _REGEX and len(parts) >= 2:
+            str_cost = math.ceil(0.1 * (sizes[0] + 1))
+            regex_cost = math.ceil(0.25 * sizes[1])
+            return _cap(arg_cost + str_cost * max(regex_cost, 1)), sizes[0] if fn != "matches" else 1
+        if fn == "lists.range":
+            arg = n.args[0] if n.args else None
+            k = arg.value if isinstance(arg, Lit) and arg.kind == "int" else UNBOUNDED
+            return _cap(arg_cost + max(int(k), 0) + 1), max(int(k), 0)
+        if fn.startswith("sets."):
+            return _cap(arg_cost + sizes[0] * sizes[1] + 1), 1
+        if fn in ("sort", "distinct"):
+            s = sizes[0]
+            extra = s * s if fn == "distinct" else s * max(1, math.ceil(math.log2(max(s, 2))))
+            return _cap(arg_cost + extra + 1), s
+        if fn in _LINEAR_LIST and self.typ(parts[0]).kind == "list":
+            return _cap(arg_cost + sizes[0] + 1), sizes[0]
+        if fn in _LINEAR_STRING:
+            total = sum(sizes)
+            size_out = sizes[0]
+            if fn == "split":
+                size_out = sizes[0] + 1
+            elif fn == "replace" and len(sizes) >= 3:
+                size_out = sizes[0] * max(sizes[2], 1)
+            return _cap(arg_cost + max(1, math.ceil(0.1 * total))), size_out
+        if fn == "size":
+            return _cap(arg_cost + 1), 1
+        return _cap(arg_cost + 1), sizes[0] if sizes and fn in ("dyn", "value", "orValue") else 1
+
+
+def estimate(root: Node, types: dict[int, ty.T]) -> int:
+    return Estimator(types).estimate(root)[0]

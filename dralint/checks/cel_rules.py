@@ -1,0 +1,93 @@
+"""DRA6xx: CEL device selectors in DeviceClasses, ResourceClaims and ResourceClaimTemplates.
+
+Every distinct selector text is compiled once per run for the target environment (see
+``dralint.cel``); the rules only look up the cached analysis and place findings on the exact
+character in the file, whatever the YAML scalar style.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dralint.cel.analysis import SelectorReport, analyze, locate_in_file, selectors_of
+from dralint.cel.checker import Diag
+from dralint.index import K8sObject
+from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
+from dralint.registry import Context, rule
+
+_KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
+
+_REJECTED = "The API server rejects the object"
+
+
+def _reports(obj: K8sObject, ctx: Context) -> Iterator[tuple[JsonPath, str, SelectorReport]]:
+    for path, text in selectors_of(obj):
+        yield path, text, analyze(text, ctx.profile, ctx.cache)
+
+
+def _violation(obj: K8sObject, path: JsonPath, text: str, d: Diag, message: str,
+               fix: Fix | None = None) -> Violation:
+    where = locate_in_file(obj, path, text, d.start, d.end)
+    return Violation(f"{message} ({where.text})", path, on="value", fix=fix, span=where.span)
+
+
+def _first(diags: list[Diag]) -> tuple[Diag, int] | None:
+    if not diags:
+        return None
+    ranked = sorted(diags, key=lambda d: (0 if "undeclared reference" in d.message else 1, d.start))
+    return ranked[0], len(diags) - 1
+
+
+@rule("DRA601", kinds=_KINDS)
+def cel_syntax_error(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for path, text, rep in _reports(obj, ctx):
+        for d in rep.program.diags:
+            if d.code == "syntax":
+                yield _violation(obj, path, text, d, f"CEL selector does not parse: {d.message}. {_REJECTED}")
+
+
+@rule("DRA602", kinds=_KINDS)
+def cel_unknown_attribute(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for path, text, rep in _reports(obj, ctx):
+        for issue in rep.names:
+            ref = issue.ref
+            fix = None
+            if issue.replacement:
+                if ref.start < len(text) and text[ref.start] in "\"'":
+                    new = text[: ref.start + 1] + issue.replacement + text[ref.end - 1 :]
+                else:
+                    new = text[: ref.start] + issue.replacement + text[ref.end :]
+                fix = Fix(f"Rename `{ref.name}` to `{issue.replacement}`", Applicability.SAFE,
+                          (Edit("set", path, value=new),))
+            d = Diag("attr", ref.start, ref.end, issue.message)
+            yield _violation(obj, path, text, d, issue.message, fix)
+
+
+@rule("DRA603", kinds=_KINDS)
+def cel_type_error(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for path, text, rep in _reports(obj, ctx):
+        first = _first([d for d in rep.program.diags if d.code == "type"])
+        if first is not None:
+            d, more = first
+            extra = f" (and {more} more type error{'s' if more > 1 else ''})" if more else ""
+            yield _violation(obj, path, text, d, f"CEL selector does not type-check: {d.message}{extra}. "
+                             f"{_REJECTED}")
+            continue
+        for d in rep.runtime:
+            yield _violation(obj, path, text, d, f"CEL selector {d.message}")
+
+
+@rule("DRA604", kinds=_KINDS)
+def cel_unavailable_in_version(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for path, text, rep in _reports(obj, ctx):
+        for d in rep.program.diags:
+            if d.code == "unavailable":
+                yield _violation(obj, path, text, d, f"{d.message}. {_REJECTED} as a compile error")
+
+
+@rule("DRA605", kinds=_KINDS)
+def cel_cost_exceeded(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    for path, text, rep in _reports(obj, ctx):
+        for d in rep.program.diags:
+            if d.code == "cost":
+                yield _violation(obj, path, text, d, f"CEL selector is over a limit: {d.message}")
