@@ -479,12 +479,15 @@ def _scalar_spans(root: Any) -> list[tuple[int, int]]:
     return spans
 
 
-def comments(text: str, root: Any) -> Counter[str]:
+def comments(text: str, root: Any, *more_roots: Any) -> Counter[str]:
     """Every comment of a document (``# …`` outside scalars), as a multiset of their texts."""
     out: Counter[str] = Counter()
     if "#" not in text:
         return out
     spans = _scalar_spans(root)
+    for r in more_roots:
+        spans.extend(_scalar_spans(r))
+    spans.sort()
     starts = [s for s, _ in spans]
     pos = text.find("#")
     while pos != -1:
@@ -498,6 +501,12 @@ def comments(text: str, root: Any) -> Counter[str]:
                 continue
         pos = text.find("#", pos + 1)
     return out
+
+
+def file_comments(sf: SourceFile) -> Counter[str]:
+    """Every comment of a loaded file, as a multiset of their texts."""
+    roots = [d.data for d in sf.documents]
+    return comments(sf.text, *(roots or [None]))
 
 
 def _col(text: str, off: int) -> int:
@@ -787,7 +796,7 @@ class Splicer:
         if tok[:1] in ("&", "!", "*"):
             raise Refuse("the value is anchored, tagged or an alias")
         candidates: list[str] = []
-        if isinstance(v, str) and isinstance(old, str) and tok[:1] not in ("|", ">"):
+        if isinstance(v, str) and isinstance(old, str):
             sub = _substitute(tok, old, v)
             if sub is not None:
                 candidates.append(sub)
@@ -1210,8 +1219,12 @@ class RegionEdit:
 
 
 def edit_region(region: str, base: JsonPath, edits: Sequence[Edit], style: Style | None = None,
-                is_json: bool = False) -> RegionEdit:
-    """Apply ``edits`` to one document's text and verify the result (see the module docstring)."""
+                is_json: bool = False, keep_comments: bool = False) -> RegionEdit:
+    """Apply ``edits`` to one document's text and verify the result (see the module docstring).
+
+    With ``keep_comments`` (bulk transforms such as `migrate`), comments the edits would drop are put
+    back as full-line comments where the change starts, instead of making the fix unsafe.
+    """
     body = [e for e in edits if e.op != "insert_document"]
     if not body:
         return RegionEdit(region, Applicability.SAFE)
@@ -1247,12 +1260,57 @@ def edit_region(region: str, base: JsonPath, edits: Sequence[Edit], style: Style
         if not same(to_plain(new_root), target):
             raise Refuse("the edited document does not hold the intended data")
     lost = comments(region, root) - comments(text, new_root)
+    if lost and keep_comments and not is_json:
+        kept = _reinsert_comments(region, text, lost, target)
+        if kept is not None:
+            text = kept
+            lost = Counter()
     if lost:
         cap = Applicability.UNSAFE
         first = next(iter(lost))
         notes.append(f"it would drop the comment `{first}`" + (f" and {sum(lost.values()) - 1} more"
                                                                  if sum(lost.values()) > 1 else ""))
     return RegionEdit(text, cap, notes)
+
+
+def _reinsert_comments(before: str, after: str, lost: Counter[str], target: Any) -> str | None:
+    """``after`` with the ``lost`` comments put back as full-line comments where their lines were.
+
+    Lines are aligned with difflib; a comment from a removed or replaced line goes right before
+    what replaced it, indented like that line. Returns None when the result would not be right.
+    """
+    from difflib import SequenceMatcher
+
+    a, b = before.split("\n"), after.split("\n")
+    left = Counter(lost)
+    inserts: dict[int, list[str]] = defaultdict(list)
+    for tag, i1, i2, j1, _ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        ref = b[j1] if j1 < len(b) and b[j1].strip() else (a[i1] if i1 < len(a) else "")
+        indent = " " * (len(ref) - len(ref.lstrip(" ")))
+        for line in a[i1:i2]:
+            stripped = line.rstrip()
+            c = next((c for c in left if left[c] > 0 and stripped.endswith(c)), None)
+            if c is not None:
+                left[c] -= 1
+                inserts[j1].append(indent + c)
+    first = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    inserts[first].extend(c for c in (+left).elements())
+    out: list[str] = []
+    for k, line in enumerate(b):
+        out.extend(inserts.pop(k, ()))
+        out.append(line)
+    for rest in inserts.values():
+        out.extend(rest)
+    text = "\n".join(out)
+    try:
+        root = _parse(text)
+    except Refuse:
+        return None
+    if not same(to_plain(root), target) or comments(before, _parse(before)) - comments(text, root):
+        return None
+    return text
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1316,9 +1374,11 @@ class PlannedFix:
     base_path: JsonPath
     label: str = ""
     obj_path: JsonPath = ()
+    #: put comments the edits would drop back in instead of lowering the applicability (migrate)
+    keep_comments: bool = False
 
     def key(self) -> tuple[Any, ...]:
-        return (self.rule, self.label, self.obj_path, self.fix.title, self.fix.edits)
+        return (self.rule, self.label, self.obj_path, self.fix.title, repr(self.fix.edits))
 
     def touches(self) -> list[JsonPath]:
         out: list[JsonPath] = []
@@ -1408,7 +1468,7 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
                 out.needs_unsafe.append(Skipped(pf, "the fix is marked unsafe"))
                 continue
             try:
-                res = edit_region(work, pf.base_path, pf.fix.edits, style, sf.is_json)
+                res = edit_region(work, pf.base_path, pf.fix.edits, style, sf.is_json, pf.keep_comments)
             except EditError as err:
                 out.failures.append(Skipped(pf, str(err)))
                 continue
@@ -1576,7 +1636,7 @@ def plan_from_findings(findings: Iterable[Finding], required: Applicability,
             continue
         label = f.object.label() if f.object is not None else ""
         pf = PlannedFix(f.rule, fix, f.doc_index, f.base_path, label, f.obj_path)
-        k = (f.path, f.doc_index, f.base_path, fix.edits)
+        k = (f.path, f.doc_index, f.base_path, repr(fix.edits))
         if k in seen:
             continue
         seen.add(k)

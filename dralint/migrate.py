@@ -172,20 +172,6 @@ def _eol_comment(sf: SourceFile, data: Any, path: JsonPath) -> str | None:
     return None
 
 
-def _key_comment(sf: SourceFile, data: Any, path: JsonPath) -> str | None:
-    """The comment after ``key:`` when the key's value is a block below it."""
-    _, e, ok = offsets(data, path, "key")
-    if not ok:
-        return None
-    text = sf.text
-    nl = text.find("\n", e)
-    tail = text[e: len(text) if nl == -1 else nl]
-    tail = tail.split(":", 1)[1].strip() if ":" in tail else ""
-    if tail.startswith("#"):
-        return tail.lstrip("#").strip() or None
-    return None
-
-
 def _claim_api(profile_lc: lifecycle.Lifecycle) -> tuple[str, bool]:
     """(apiVersion for new claims/templates, whether requests use the flat v1beta1 shape)."""
     shapes = lifecycle.shapes().get("request") or {}
@@ -283,7 +269,7 @@ class _Planner:
                              "GPUs from both (double counting); remove them once the device plugin is gone")
         rep.status = "migrated"
         fix = Fix("Migrate from the device plugin to DRA", Applicability.UNSAFE, tuple(edits))
-        return PlannedFix("migrate", fix, obj.doc.index, obj.base_path, obj.label()), rep
+        return PlannedFix("migrate", fix, obj.doc.index, obj.base_path, obj.label(), keep_comments=True), rep
 
     def _skip_reason(self, obj: K8sObject, uses: list[Usage]) -> str | None:
         if obj.doc.source:
@@ -559,8 +545,7 @@ class _Planner:
                 cels.append(cel)
                 profile = profile or prof
                 done.append(key)
-            if done and len(done) == len(sel) and not _key_comment(obj.file, obj.doc.data,
-                                                                   (*obj.base_path, *ps.path, "nodeSelector")):
+            if done and len(done) == len(sel):
                 edits.append(Edit("delete", (*ps.path, "nodeSelector")))
             else:
                 edits.extend(Edit("delete", (*ps.path, "nodeSelector", k)) for k in done)

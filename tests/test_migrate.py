@@ -1,0 +1,374 @@
+"""`dralint migrate`: the corpus of real device-plugin manifests and focused cases."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dralint.cli import main
+from dralint.config import build_config
+from dralint.engine import lint_files
+from dralint.fixer import doc_regions, file_comments
+from dralint.load import load_bytes
+from dralint.migrate import MigrateOptions, migrate_files
+
+from .conftest import CORPUS, REPO, requires_shared
+
+DEVICE_PLUGIN = CORPUS / "device-plugin"
+LEGACY = ("DRA201", "DRA202", "DRA203")
+
+
+def migrate_text(text: str, path: str = "w.yaml", context: dict[str, str] | None = None,
+                 **opts: Any) -> tuple[str, Any]:
+    cfg = build_config({}, None, REPO)
+    ctx = [load_bytes(p, t.encode()) for p, t in (context or {}).items()]
+    rep = migrate_files([load_bytes(path, text.encode())], ctx, cfg, MigrateOptions(**opts))
+    assert not rep.failed, [f.failures for f in rep.files]
+    return rep.files[0].after.decode(), rep
+
+
+def lint(files: dict[str, bytes], *codes: str) -> Any:
+    cfg = build_config({"select": list(codes) or ["ALL"]}, None, REPO)
+    return lint_files([load_bytes(p, b) for p, b in files.items()], [], cfg)
+
+
+# ----------------------------------------------------------------------------------------------
+# the corpus
+
+
+def _migrate_json(work: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    code = main(["migrate", "--isolated", "--format", "json", "--no-progress", *extra, str(work)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+@requires_shared
+def test_corpus_migration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if not DEVICE_PLUGIN.is_dir():
+        pytest.skip(f"device-plugin corpus not found at {DEVICE_PLUGIN}")
+    work = tmp_path / "device-plugin"
+    shutil.copytree(DEVICE_PLUGIN, work)
+    files = sorted(p for p in work.rglob("*") if p.suffix in (".yaml", ".yml"))
+    before = {p: p.read_bytes() for p in files}
+    report = _migrate_json(work, capsys, "--convert-node-selectors")
+    migrated = [w for w in report["workloads"] if w["status"] == "migrated"]
+    skipped = [w for w in report["workloads"] if w["status"] == "skipped"]
+    assert len(migrated) >= 10 and report["failures"] == []
+    # every skip says why
+    assert skipped and all(w["reason"] for w in skipped)
+    reasons = " ".join(w["reason"] for w in skipped)
+    assert "custom resource" in reasons and "HAMi" in reasons and "kustomize patch" in reasons
+    after = {p: p.read_bytes() for p in files}
+    changed = {p for p in files if before[p] != after[p]}
+    assert {p.as_posix() for p in changed} == set(report["files_changed"])
+    result = lint({p.as_posix(): after[p] for p in files})
+    skipped_keys = {(Path(w["path"]).resolve().as_posix(), w["name"]) for w in skipped}
+    for f in result.findings:
+        if f.rule in LEGACY:  # only where no migration applies
+            assert (Path(f.path).resolve().as_posix(), f.object.name if f.object else None) in skipped_keys, \
+                f"{f.path}: {f.rule} left after migrating"
+    for p in changed:
+        old, new = load_bytes(p.name, before[p]), load_bytes(p.name, after[p])
+        # the original comments survive (moved comments keep their text)
+        assert file_comments(old) - file_comments(new) == Counter(), p
+        # every document that was there is still there; documents without legacy usage are byte-identical
+        olds, news = doc_regions(old), doc_regions(new)
+        new_text = new.text
+        for d in old.documents:
+            region = old.text[slice(*olds[d.index])]
+            if b"nvidia.com/" not in region.encode() or "Source:" in region:
+                assert region in new_text, f"{p}: untouched document {d.index} changed"
+        assert len(news) > len(olds)  # the new templates
+    # the new objects pass the conformance and wiring rules
+    errors = [f for f in result.findings if int(f.severity) >= 3 and f.object is not None
+              and f.object.kind in ("ResourceClaimTemplate", "ResourceClaim")]
+    assert errors == []
+    wiring = [f for f in result.findings if f.rule in ("DRA301", "DRA302", "DRA303", "DRA304", "DRA305", "DRA306",
+                                                       "DRA309")]
+    assert wiring == [], [(f.path, f.message) for f in wiring]
+    # a second run has nothing left to do
+    again = _migrate_json(work, capsys, "--convert-node-selectors")
+    assert again["files_changed"] == [] and not [w for w in again["workloads"] if w["status"] == "migrated"]
+    assert {p: p.read_bytes() for p in files} == after
+
+
+# ----------------------------------------------------------------------------------------------
+# focused cases
+
+
+POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+  namespace: ml
+spec:
+  containers:
+  - name: main
+    image: cuda:12
+    resources:
+      limits:
+        nvidia.com/gpu: 2  # two GPUs
+        cpu: "4"
+      requests:
+        nvidia.com/gpu: 2
+"""
+
+
+def test_pod_gets_template_claims_and_loses_the_extended_resource() -> None:
+    out, rep = migrate_text(POD)
+    assert out == """apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+  namespace: ml
+spec:
+  containers:
+  - name: main
+    image: cuda:12
+    resources:
+      limits:
+        cpu: "4"
+      claims:
+      - name: gpu  # two GPUs
+  resourceClaims:
+  - name: gpu
+    resourceClaimTemplateName: trainer-gpu
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: trainer-gpu
+  namespace: ml
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          count: 2
+"""
+    assert [w.status for w in rep.workloads] == ["migrated"]
+    assert rep.workloads[0].objects == ["ResourceClaimTemplate trainer-gpu"]
+
+
+def test_keep_extended_resources_warns_about_double_counting() -> None:
+    out, rep = migrate_text(POD, keep_extended_resources=True)
+    assert "nvidia.com/gpu: 2  # two GPUs" in out and "resourceClaimTemplateName: trainer-gpu" in out
+    assert any("double counting" in n for n in rep.workloads[0].notes)
+
+
+def test_template_name_pattern_and_device_class_map() -> None:
+    out, _ = migrate_text(POD, template_name_pattern="{namespace}-{workload}-{kind}",
+                          device_class_map={"gpu.nvidia.com": "a100.example.com"})
+    assert "resourceClaimTemplateName: ml-trainer-pod" in out and "deviceClassName: a100.example.com" in out
+
+
+def test_identical_existing_template_is_reused() -> None:
+    existing = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: two-gpus, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com, count: 2}
+"""
+    out, rep = migrate_text(POD, context={"t.yaml": existing})
+    assert "resourceClaimTemplateName: two-gpus" in out and "---" not in out
+    assert rep.workloads[0].objects == ["reused ResourceClaimTemplate two-gpus"]
+
+
+def test_a_different_template_with_the_same_name_gets_a_new_name() -> None:
+    other = POD.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 1")
+    out, _ = migrate_text(POD, context={"t.yaml": "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
+                                                   "metadata: {name: trainer-gpu, namespace: ml}\nspec: {spec: {}}\n"})
+    assert "name: trainer-gpu-2" in out
+    assert other  # the same workload with another count would not reuse a foreign spec
+
+
+MIG_AND_SHARED = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: infer
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+      - name: a
+        image: x
+        resources:
+          limits:
+            nvidia.com/gpu.shared: 1
+      - name: b
+        image: y
+        resources:
+          limits:
+            nvidia.com/mig-1g.10gb.me: 2
+            nvidia.com/gpu: 1
+"""
+
+
+def test_mig_profiles_and_shared_gpus() -> None:
+    out, rep = migrate_text(MIG_AND_SHARED)
+    assert "expression: device.attributes['gpu.nvidia.com'].profile == '1g.10gb+me'" in out
+    assert "deviceClassName: mig.nvidia.com\n          count: 2" in out
+    assert "          - name: gpu\n            request: mig-b\n          - name: gpu\n            request: gpu-b" in out
+    assert "resourceClaimName: infer-shared-gpu" in out and "kind: GpuConfig" in out
+    assert "strategy: TimeSlicing" in out
+    assert any("TimeSlicingSettings" in n for n in rep.workloads[0].notes)
+    result = lint({"w.yaml": out.encode()})
+    assert [f for f in result.findings if f.rule in LEGACY] == []
+    # with the driver's default gates the sharing block is the one thing left to enable
+    assert [(f.rule, f.obj_path[-1]) for f in result.findings if int(f.severity) >= 3] == [("DRA502", "strategy")]
+    gated = build_config({"select": ["ALL"], "drivers": [{"name": "gpu.nvidia.com", "feature-gates": {
+        "TimeSlicingSettings": True}}]}, None, REPO)
+    result = lint_files([load_bytes("w.yaml", out.encode())], [], gated)
+    assert [f for f in result.findings if int(f.severity) >= 3] == []
+
+
+PATCH = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trainer
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+CR = """apiVersion: example.com/v1
+kind: Trainer
+metadata:
+  name: trainer
+  namespace: ml
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: cuda:12
+        resources:
+          limits:
+            nvidia.com/gpu: 2
+"""
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("---\n# Source: chart/templates/pod.yaml\n" + POD, "Helm-rendered from `chart/templates/pod.yaml`"),
+    (POD.replace("  containers:\n", "  initContainers:\n"), "init container `main`"),
+    (PATCH, "kustomize patch"),
+    (POD.replace("nvidia.com/gpu: 2  # two GPUs", "nvidia.com/gpu: 500m"), "not a whole number"),
+    (POD.replace("nvidia.com/gpu: 2\n", "nvidia.com/gpu: 1\n"), "different requests and limits"),
+    (POD.replace('cpu: "4"', "nvidia.com/gpumem: 1024"), "HAMi"),
+    (CR, "custom resource"),
+])
+def test_skips_say_why(text: str, reason: str) -> None:
+    out, rep = migrate_text(text)
+    assert out == text
+    [w] = rep.workloads
+    assert w.status == "skipped"
+    assert reason in w.reason, w.reason
+
+
+def test_custom_resources_on_request() -> None:
+    out, rep = migrate_text(CR, include_custom_resources=True)
+    assert rep.workloads[0].status == "migrated"
+    assert "      resourceClaims:\n      - name: gpu\n        resourceClaimTemplateName: trainer-gpu\n" in out
+
+
+SELECTED = """apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  nodeSelector:  # pick the A100 nodes
+    nvidia.com/gpu.product: A100-SXM4-40GB-MIG-1g.5gb
+    kubernetes.io/os: linux
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - key: nvidia.com/gpu.memory
+            operator: Gt
+            values: ["16384"]
+  containers:
+  - name: main
+    image: x
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+def test_mig_single_strategy_needs_node_selector_conversion() -> None:
+    _, rep = migrate_text(SELECTED)
+    assert rep.workloads[0].status == "skipped" and "MIG \"single\" strategy" in rep.workloads[0].reason
+    out, rep = migrate_text(SELECTED, convert_node_selectors=True)
+    assert rep.workloads[0].status == "migrated"
+    assert "  nodeSelector:  # pick the A100 nodes\n    kubernetes.io/os: linux\n" in out
+    assert "affinity" not in out.split("---")[0]
+    assert "deviceClassName: mig.nvidia.com" in out
+    assert "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'" in out
+    assert ".productName.replace(' ', '-').endsWith('A100-SXM4-40GB')" in out
+    assert "device.capacity['gpu.nvidia.com'].memory.isGreaterThan(quantity('16384Mi'))" in out
+
+
+def test_extended_resource_bridge_leaves_pods_and_emits_a_device_class(tmp_path: Path) -> None:
+    text = POD.replace("nvidia.com/gpu: 2  # two GPUs", "nvidia.com/mig-2g.20gb: 1").replace(
+        "      requests:\n        nvidia.com/gpu: 2\n", "")
+    cfg = build_config({}, None, REPO)
+    bridge = tmp_path / "classes.yaml"
+    rep = migrate_files([load_bytes("w.yaml", text.encode())], [], cfg,
+                        MigrateOptions(extended_resource_bridge=True, bridge_file=str(bridge)))
+    assert not rep.changed() and rep.workloads[0].status == "bridged"
+    body = rep.new_files[str(bridge)].decode()
+    assert "extendedResourceName: nvidia.com/mig-2g.20gb" in body
+    assert "profile == '2g.20gb'" in body
+    result = lint({"c.yaml": body.encode()}, "DRA1")
+    assert [f for f in result.findings if int(f.severity) >= 3] == []
+
+
+def test_crlf_bom_and_other_documents_survive(tmp_path: Path) -> None:
+    text = "# header\r\n---\r\napiVersion: v1\r\nkind: Namespace\r\nmetadata: {name: ml}\r\n---\r\n" + \
+        POD.replace("\n", "\r\n")
+    raw = b"\xef\xbb\xbf" + text.encode()
+    cfg = build_config({}, None, REPO)
+    rep = migrate_files([load_bytes("w.yaml", raw)], [], cfg, MigrateOptions())
+    after = rep.files[0].after
+    assert after.startswith(b"\xef\xbb\xbf# header\r\n---\r\napiVersion: v1\r\nkind: Namespace\r\nmetadata: {name: ml}"
+                            b"\r\n---\r\n")
+    assert b"\n" not in after.replace(b"\r\n", b"")
+    assert b"kind: ResourceClaimTemplate\r\n" in after
+
+
+def test_cli_dry_run_diff_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text(POD)
+    monkeypatch.chdir(tmp_path)
+    assert main(["migrate", "--isolated", "--dry-run", "p.yaml"]) == 1
+    out = capsys.readouterr().out
+    assert "Would migrate 1 workload, skipped 0; 1 file would change." in out
+    assert "migrated  Pod ml/trainer  p.yaml:2  ResourceClaimTemplate trainer-gpu" in out
+    assert main(["migrate", "--isolated", "--diff", "p.yaml"]) == 1
+    assert "+kind: ResourceClaimTemplate\n" in capsys.readouterr().out
+    assert f.read_text() == POD
+    assert main(["migrate", "--isolated", "--format", "json", "p.yaml"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["summary"] == {"migrated": 1, "skipped": 0, "files_changed": 1, "failed_files": 0}
+    assert "resourceClaimTemplateName: trainer-gpu" in f.read_text()
+    assert main(["migrate", "--isolated", "--template-name-pattern", "gpu", "p.yaml"]) == 2
