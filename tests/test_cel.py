@@ -262,8 +262,8 @@ spec:
 STYLES = [
     ('device.driver = "gpu.nvidia.com"', "expression: device.driver ", 15),
     ("'device.driver = ''gpu.nvidia.com'''", "expression: 'device.driver ", 15),
-    ('"device.attributes[\\"gpu.nvidia.com\\"].type = \\"gpu\\""', 'expression: "device.attributes[\\"gpu.nvidia.com\\"].type ',
-     42),
+    ('"device.attributes[\\"gpu.nvidia.com\\"].type = \\"gpu\\""',
+     'expression: "device.attributes[\\"gpu.nvidia.com\\"].type ', 42),
     ('"device.driver == \\"x\\" &&\\n  device.driver = \\"y\\""', "&&\\n  device.driver ", None),
     ("|\n              device.driver == \"x\" &&\n                device.driver = \"y\"",
      "                device.driver ", None),
