@@ -210,6 +210,12 @@ class Lifecycle:
             # a locked gate cannot be changed (the component refuses to start): keep the default
             enabled = default if locked or override is None else bool(override)
             self._gates[name] = Gate(name, str(g.get("stage", "")), default, locked, enabled, override is not None)
+        # the controls of gates that are off for this profile, computed once: most objects need none
+        self._off: list[tuple[Gate, Control]] = [
+            (self._gates[name], c) for name, controls in gate_controls().items()
+            if name in self._gates and not self._gates[name].enabled
+            for c in controls if not c.minors or self.minor in c.minors
+        ]
 
     # --- API versions -------------------------------------------------------------------------
 
@@ -291,22 +297,16 @@ class Lifecycle:
         out: list[GatedUse] = []
         if not isinstance(data, dict):
             return out
-        for name, controls in gate_controls().items():
-            g = self._gates.get(name)
-            if g is None or g.enabled:
+        for g, c in self._off:
+            if c.kinds and kind not in c.kinds:
                 continue
-            for c in controls:
-                if c.minors and self.minor not in c.minors:
-                    continue
-                if c.kinds and kind not in c.kinds:
-                    continue
-                if c.kind and kind in c.kinds:
-                    out.append(GatedUse(g, c, ("kind",), kind or ""))
-                for pattern in c.paths:
-                    for base, rest in _expand(pattern, kind, pod_spec_paths):
-                        for path, value in match_paths(k8s_get(data, base), rest, base):
-                            if meaningful(value):
-                                out.append(GatedUse(g, c, path, pattern))
+            if c.kind and kind in c.kinds:
+                out.append(GatedUse(g, c, ("kind",), kind or ""))
+            for pattern in c.paths:
+                for base, rest in _expand(pattern, kind, pod_spec_paths):
+                    for path, value in match_paths(k8s_get(data, base), rest, base):
+                        if meaningful(value):
+                            out.append(GatedUse(g, c, path, pattern))
         return out
 
 
@@ -359,6 +359,7 @@ def for_profile(profile: ClusterProfile) -> Lifecycle:
     return hit
 
 
+@cache
 def enum_values(name: str, minor: str) -> list[str]:
     """Values of an enum-like field accepted by ``minor`` (all values when the minor is unknown)."""
     spec = (_raw().get("enums") or {}).get(name) or {}

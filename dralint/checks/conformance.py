@@ -82,7 +82,10 @@ def _int(v: Any) -> int | None:
 
 
 def _lc(ctx: Context) -> Lifecycle:
-    return for_profile(ctx.profile)
+    hit = ctx.cache.get("conformance:lifecycle")
+    if hit is None:  # one profile per run: look it up once
+        hit = ctx.cache["conformance:lifecycle"] = for_profile(ctx.profile)
+    return hit
 
 
 def _suggest(value: str, options: list[str]) -> str:
