@@ -194,8 +194,14 @@ class Lifecycle:
     def __init__(self, profile: ClusterProfile) -> None:
         self.profile = profile
         self.minor = profile.kubernetes_version
-        data = (_raw().get("minors") or {}).get(self.minor)
-        #: False when the data has no entry for the target minor (answers are then permissive)
+        table = _raw().get("minors") or {}
+        data = table.get(self.minor)
+        #: the minor whose data answers: the target's own, or the newest one for a target newer than the data
+        self.data_minor: str | None = self.minor if isinstance(data, dict) else None
+        newest = minors()[-1] if table else None
+        if data is None and newest and _safe_key(self.minor) > minor_key(newest):
+            data, self.data_minor = table[newest], newest
+        #: False when no data applies (a target older than the data): rules then stay silent
         self.known = isinstance(data, dict)
         self._data: dict[str, Any] = data if isinstance(data, dict) else {}
         self._versions: dict[str, dict[str, Any]] = {
@@ -335,6 +341,13 @@ def k8s_get(data: Any, path: JsonPath) -> Any:
 def meaningful(value: Any) -> bool:
     """Dropping an unset/false/empty field changes nothing, so it is not worth a finding."""
     return value not in (None, False, "", [], {})
+
+
+def _safe_key(minor: str) -> tuple[int, ...]:
+    try:
+        return minor_key(minor)
+    except ValueError:
+        return ()
 
 
 def _stage_of(version: str) -> str:

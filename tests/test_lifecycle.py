@@ -164,8 +164,12 @@ def test_enum_values_follow_the_minor() -> None:
     assert lifecycle.enum_values("taintEffect", "1.35") == ["NoSchedule", "NoExecute", "None"]
 
 
-def test_unknown_minor_is_not_known() -> None:
+def test_minors_outside_the_data() -> None:
     assert not lc("1.30").known
+    newer = lc("1.39")
+    assert newer.known and newer.data_minor == "1.37"
+    assert newer.served("v1", "ResourceClaim") and not newer.served("v1beta1", "ResourceClaim")
+    assert newer.deprecated("v1beta2", "ResourceClaim") is not None
 
 
 def test_default_target_is_shown_in_verbose_and_json(tmp_path: Any) -> None:
