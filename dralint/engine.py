@@ -38,7 +38,7 @@ from dralint.index import Index, K8sObject, ValuesDoc, objects_of
 from dralint.load import Document, Limits, SourceFile, load_bytes
 from dralint.locate import locate
 from dralint.model import Finding, JsonPath, Severity, Span, Violation
-from dralint.registry import Context, RuleImpl, load_checks
+from dralint.registry import CheckFn, Context, RuleImpl, load_checks
 from dralint.suppress import ANNOTATION, Directive, Suppressor, annotation_directive, parse_directives
 
 UNUSED_SUPPRESSION = "DRA006"
@@ -136,6 +136,7 @@ class _Runner:
         for impl, meta in self.impls:
             self.by_scope[impl.scope].append((impl, meta))
         self._kind_cache: dict[str | None, list[tuple[RuleImpl, RuleMeta]]] = {}
+        self._calls: dict[str | None, list[tuple[CheckFn, RuleMeta, Context]]] = {}
         self.errors: list[InternalError] = []
 
     def object_rules(self, kind: str | None) -> list[tuple[RuleImpl, RuleMeta]]:
@@ -145,14 +146,24 @@ class _Runner:
             self._kind_cache[kind] = rules
         return rules
 
+    def _object_calls(self, kind: str | None) -> list[tuple[CheckFn, RuleMeta, Context]]:
+        calls = self._calls.get(kind)
+        if calls is None:
+            calls = [(i.fn, m, self.contexts[m.code]) for i, m in self.object_rules(kind)]
+            self._calls[kind] = calls
+        return calls
+
+    def _failed(self, meta: RuleMeta, where: str, e: Exception) -> None:
+        detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+        self.errors.append(InternalError(meta.code, where, detail))
+        if "DRALINT_DEBUG" in os.environ:
+            traceback.print_exc(file=sys.stderr)
+
     def run(self, impl: RuleImpl, meta: RuleMeta, unit: object, where: str) -> Iterator[Violation]:
         try:
             yield from impl.fn(unit, self.contexts[meta.code])
         except Exception as e:  # a rule bug must not hide the other findings
-            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-            self.errors.append(InternalError(meta.code, where, detail))
-            if "DRALINT_DEBUG" in os.environ:
-                traceback.print_exc(file=sys.stderr)
+            self._failed(meta, where, e)
 
     def finding(
         self,
@@ -201,12 +212,16 @@ class _Runner:
                 obj.annotations.get(ANNOTATION),
                 locate(sf, obj.doc, (*obj.base_path, "metadata", "annotations", ANNOTATION), "value"),
             ) if ANNOTATION in obj.annotations else None
-            for impl, meta in self.object_rules(obj.kind):
-                for v in self.run(impl, meta, obj, sf.path):
-                    f = self.finding(meta, v, sf, obj.doc, obj.base_path, obj)
-                    if ann is not None:
-                        annotations[id(f)] = ann
-                    file_findings.append(f)
+            for fn, meta, ctx in self._object_calls(obj.kind):
+                # called directly (not through `run`): this loop runs rules x objects times
+                try:
+                    for v in fn(obj, ctx):
+                        f = self.finding(meta, v, sf, obj.doc, obj.base_path, obj)
+                        if ann is not None:
+                            annotations[id(f)] = ann
+                        file_findings.append(f)
+                except Exception as e:  # a rule bug must not hide the other findings
+                    self._failed(meta, sf.path, e)
             if ann is not None:
                 annotations[-id(obj)] = ann
         for vd in values:

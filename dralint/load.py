@@ -23,13 +23,48 @@ import yaml
 from dralint.model import Span
 
 try:  # the C loader is ~9x faster; fall back (and say so in --verbose) when libyaml is missing
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 
     HAVE_LIBYAML = True
 except ImportError:  # pragma: no cover - depends on the PyYAML build
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
     HAVE_LIBYAML = False
+
+_TAG_STR = "tag:yaml.org,2002:str"
+_TAG_SEQ = "tag:yaml.org,2002:seq"
+_TAG_MAP = "tag:yaml.org,2002:map"
+_resolve_plain = _BaseLoader.resolve
+#: plain scalar text -> tag. Resolution depends only on the text (no path resolvers are registered),
+#: and manifests repeat the same keys and values endlessly, so the regex pass runs once per text.
+_PLAIN_TAGS: dict[str, str] = {}
+
+
+class _Loader(_BaseLoader):
+    """The C composer with a memoised tag resolver: the composer asks Python for every node's tag,
+    which was a third of the parse time."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                tag = _PLAIN_TAGS.get(value)
+                if tag is None:
+                    tag = _resolve_plain(self, kind, value, implicit)  # type: ignore[no-untyped-call]
+                    if len(value) <= 64 and len(_PLAIN_TAGS) < 100_000:
+                        _PLAIN_TAGS[value] = tag
+                return tag
+            return _TAG_STR  # quoted and block scalars are strings
+        return _TAG_SEQ if kind is yaml.SequenceNode else _TAG_MAP
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None  # no path resolvers
+
+    def ascend_resolver(self) -> None:
+        return None
+
+
+#: the PyYAML loader class dralint composes with (bench/floor.py measures the floor with it too)
+COMPOSE_LOADER = _Loader
 
 
 class LMap(dict):  # type: ignore[type-arg]
@@ -155,6 +190,9 @@ def _scalar(n: yaml.ScalarNode) -> Any:
         return n.value
     try:
         if t == _INT:
+            v = n.value
+            if v.isdigit() and (v[0] != "0" or len(v) == 1):  # plain decimal: no sign, octal, _ or :
+                return int(v)
             return _constructor.construct_yaml_int(n)
         if t == _BOOL:
             return n.value.lower() in ("yes", "true", "on", "y")
@@ -196,67 +234,85 @@ class _Walker:
     alias bomb is refused instead of being walked exponentially by the rules.
     """
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, aliases: bool = True) -> None:
         self.limits = limits
-        self.memo: dict[int, Any] = {}
+        #: node id -> data, only when the text can hold aliases (a shared node is an alias)
+        self.memo: dict[int, Any] | None = {} if aliases else None
+        #: node id -> expanded size, or -1 while the node is being walked (an alias to it is recursive)
         self.sizes: dict[int, int] = {}
-        self.active: set[int] = set()
         self.duplicates: list[tuple[str, int, int, int]] = []
 
     def walk(self, n: yaml.Node, depth: int) -> tuple[Any, int]:
+        """(data, expanded node count). Scalars are handled inline by the parent: they are most nodes."""
         cls = n.__class__
         if cls is _ScalarNode:
             return _scalar(n), 1  # type: ignore[arg-type]
         i = id(n)
-        if i in self.memo:
-            if i in self.active:
-                raise _LimitExceeded("recursive alias: a node contains itself", n.start_mark.index)
-            return self.memo[i], self.sizes[i]
+        memo = self.memo
+        if memo is not None:
+            if i in memo:
+                size = self.sizes[i]
+                if size < 0:
+                    raise _LimitExceeded("recursive alias: a node contains itself", n.start_mark.index)
+                return memo[i], size
+            self.sizes[i] = -1
         if depth > self.limits.max_nesting:
             raise _LimitExceeded(
                 f"nesting deeper than {self.limits.max_nesting} levels", n.start_mark.index
             )
-        self.active.add(i)
         size = 1
+        lc: list[int] = []  # positions; stored as an array (8 bytes each) once complete
         if cls is _MappingNode:
             out: Any = LMap()
-            self.memo[i] = out
-            lc = array("q")
+            if memo is not None:
+                memo[i] = out
             merges: list[yaml.Node] = []
             for kn, vn in n.value:
-                if kn.tag == _MERGE:
+                kt = kn.tag
+                if kt == _STR and kn.__class__ is _ScalarNode:
+                    k = kn.value
+                elif kt == _MERGE:
                     merges.append(vn)
                     continue
-                k = _key_text(kn)
-                v, s = self.walk(vn, depth + 1)
-                size += s
+                else:
+                    k = _key_text(kn)
+                if vn.__class__ is _ScalarNode:
+                    v = vn.value if vn.tag == _STR else _scalar(vn)
+                    size += 1
+                else:
+                    v, sz = self.walk(vn, depth + 1)
+                    size += sz
                 if k in out:
                     first = list(out).index(k)
                     self.duplicates.append((k, kn.start_mark.index, kn.end_mark.index, lc[first * 4]))
                     out[k] = v  # the API server's lenient decoders keep the last value
-                    lc[first * 4 : first * 4 + 4] = array(
-                        "q", (kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index)
+                    lc[first * 4 : first * 4 + 4] = (
+                        kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index
                     )
                     continue
                 out[k] = v
-                lc.extend((kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index))
+                lc += (kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index)
             for mn in merges:
                 size += self._merge(out, lc, mn, depth)
-            out.lc = lc
         else:
             out = LSeq()
-            self.memo[i] = out
-            lc = array("q")
+            if memo is not None:
+                memo[i] = out
+            append = out.append
             for vn in n.value:
-                v, s = self.walk(vn, depth + 1)
-                size += s
-                out.append(v)
-                lc.extend((vn.start_mark.index, vn.end_mark.index))
-            out.lc = lc
+                if vn.__class__ is _ScalarNode:
+                    append(vn.value if vn.tag == _STR else _scalar(vn))
+                    size += 1
+                else:
+                    v, sz = self.walk(vn, depth + 1)
+                    size += sz
+                    append(v)
+                lc += (vn.start_mark.index, vn.end_mark.index)
+        out.lc = array("q", lc)
         out.s = n.start_mark.index
         out.e = n.end_mark.index
-        self.active.discard(i)
-        self.sizes[i] = size
+        if memo is not None:
+            self.sizes[i] = size
         if size > self.limits.max_expanded_nodes:
             raise _LimitExceeded(
                 f"document expands to more than {self.limits.max_expanded_nodes:,} nodes through aliases",
@@ -264,7 +320,7 @@ class _Walker:
             )
         return out, size
 
-    def _merge(self, out: LMap, lc: array[int], mn: yaml.Node, depth: int) -> int:
+    def _merge(self, out: LMap, lc: list[int], mn: yaml.Node, depth: int) -> int:
         sources = mn.value if mn.__class__ is _SequenceNode else [mn]
         size = 0
         for src in sources:
@@ -410,10 +466,13 @@ def _chunks(text: str) -> list[tuple[int, str]]:
 
 def _compose(sf: SourceFile, text: str, base: int, limits: Limits) -> list[Document]:
     docs: list[Document] = []
+    # an alias needs an anchor (`&name`) and a reference (`*name`): text without one of the two
+    # characters has no shared nodes, and the walk can skip remembering every node it visits
+    aliases = "&" in text and "*" in text
     for node in yaml.compose_all(text, Loader=_Loader):
         if node is None or (node.__class__ is _ScalarNode and node.tag == _NULL):
             continue
-        w = _Walker(limits)
+        w = _Walker(limits, aliases)
         try:
             data, _ = w.walk(node, 0)
         except _LimitExceeded as e:
