@@ -303,6 +303,8 @@ def load(paths: list[str]) -> Inventory:
     inv = build(slices, classes, authoritative=True)
     inv.sources = [str(f) for f in files]
     inv.problems = problems
+    if len(_LOADED) >= 4:  # a long-lived process (editor integration) keeps only the recent ones
+        _LOADED.pop(next(iter(_LOADED)))
     _LOADED[key] = inv
     return inv
 

@@ -44,8 +44,15 @@ def selectors_of(obj: K8sObject) -> list[tuple[JsonPath, str]]:
     return []
 
 
+_ENV_BY_PROFILE: dict[tuple[Any, ...], Environment] = {}
+
+
 def environment(profile: ClusterProfile) -> Environment:
-    return Environment.for_target(profile.kubernetes_version, profile.feature_gates)
+    key = (profile.kubernetes_version, tuple(sorted(profile.feature_gates.items())))
+    env = _ENV_BY_PROFILE.get(key)
+    if env is None:
+        env = _ENV_BY_PROFILE[key] = Environment.for_target(profile.kubernetes_version, profile.feature_gates)
+    return env
 
 
 # ----------------------------------------------------------------------------------------------

@@ -20,9 +20,15 @@ _KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
 _REJECTED = "The API server rejects the object"
 
 
-def _reports(obj: K8sObject, ctx: Context) -> Iterator[tuple[JsonPath, str, SelectorReport]]:
-    for path, text in selectors_of(obj):
-        yield path, text, analyze(text, ctx.profile, ctx.cache)
+def _reports(obj: K8sObject, ctx: Context) -> list[tuple[JsonPath, str, SelectorReport]]:
+    """The analysed selectors of one object, computed once for all five rules."""
+    key = ("dralint.cel.reports", id(obj))
+    got = ctx.cache.get(key)
+    if got is not None and got[0] is obj:
+        return got[1]  # type: ignore[no-any-return]
+    out = [(path, text, analyze(text, ctx.profile, ctx.cache)) for path, text in selectors_of(obj)]
+    ctx.cache[key] = (obj, out)
+    return out
 
 
 def _violation(obj: K8sObject, path: JsonPath, text: str, d: Diag, message: str,
