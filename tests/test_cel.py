@@ -105,6 +105,8 @@ TABLE: list[tuple[str, str, str]] = [
     ("-9223372036854775808 < 0", "ok", "ok"),
     ("'''multi\nline''' != r'raw\\n' && b'\\xff' != b''", "ok", "ok"),
     ("if == 1", "syntax", "syntax"),
+    ('device.attributes["dra.example.com"].package == "x"', "ok", "ok"),  # reserved words are fine as fields
+    ('device.attributes["dra.example.com"].in == "x"', "syntax", "syntax"),
     ("device.driver == 'a' && (device.driver == 'b'", "syntax", "syntax"),
     ("device.attributes['a'].x === 1", "syntax", "syntax"),
     # cost
@@ -358,3 +360,23 @@ spec:
           - cel: {expression: "device.driver = 'x'"}
 """
     assert [f.line for f in lint_text(text, select=["DRA601"]).findings] == [11, 25]
+
+
+def test_attribute_of_another_device_type() -> None:
+    claim = _CLAIM.replace("deviceClassName: gpu.nvidia.com", "deviceClassName: {cls}")
+    value = "'device.attributes[\"gpu.nvidia.com\"].profile == \"1g.5gb\"'"
+    [f] = lint_text(claim.format(cls="gpu.nvidia.com", value=value), select=["DRA602"]).findings
+    assert "not published on gpu devices" in f.message and "run-time error" in f.message
+    assert lint_text(claim.format(cls="mig.nvidia.com", value=value), select=["DRA602"]).findings == []
+    guarded = "'has(device.attributes[\"gpu.nvidia.com\"].profile)'"
+    assert lint_text(claim.format(cls="gpu.nvidia.com", value=guarded), select=["DRA602"]).findings == []
+
+
+def test_repeated_unknown_name_is_one_finding_with_one_fix() -> None:
+    value = ("'device.attributes[\"gpu.nvidia.com\"].productname == \"a\" || "
+             "device.attributes[\"gpu.nvidia.com\"][\"productname\"] == \"b\"'")
+    [f] = lint_text(_CLAIM.format(value=value), select=["DRA602"]).findings
+    assert "reads it 2 times" in f.message
+    assert f.fix is not None and f.fix.edits[0].value == (
+        'device.attributes["gpu.nvidia.com"].productName == "a" || '
+        'device.attributes["gpu.nvidia.com"]["productName"] == "b"')

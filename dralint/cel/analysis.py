@@ -111,6 +111,8 @@ class NameIssue:
     ref: AttrRef
     message: str
     replacement: str | None = None  # a case-only correction of the name
+    #: every lookup of the same name in the selector (the finding points at the first)
+    others: list[AttrRef] = field(default_factory=list)
 
 
 @dataclass
@@ -152,22 +154,63 @@ def analyze(text: str, profile: ClusterProfile, cache: dict[Any, Any]) -> Select
     return report
 
 
+def device_type_issues(text: str, device_class: str | None, profile: ClusterProfile,
+                       cache: dict[Any, Any]) -> list[NameIssue]:
+    """Names the driver publishes, but not on the kind of device the request's class selects
+    (`profile` exists on MIG devices only, so reading it on `gpu.nvidia.com` devices fails)."""
+    if not device_class:
+        return []
+    info = drivers.class_info(device_class)
+    if info is None or not info.device_type:
+        return []
+    key = ("dralint.cel.typeissues", text, info.name, environment(profile).key)
+    got = cache.get(key)
+    if isinstance(got, list):
+        return got
+    report = analyze(text, profile, cache)
+    flagged = {(i.ref.start, i.ref.kind) for i in report.names}
+    out: list[NameIssue] = []
+    for ref in report.program.refs:
+        if ref.guarded or ref.kind not in ("attributes", "capacity") or (ref.start, ref.kind) in flagged:
+            continue
+        if ref.domain != info.driver and ref.domain != STANDARD_DOMAIN:
+            continue
+        every = (drivers.attributes if ref.kind == "attributes" else drivers.capacities)(profile, ref.domain)
+        typed = (drivers.attributes if ref.kind == "attributes" else drivers.capacities)(
+            profile, ref.domain, info.device_type)
+        if ref.name in every and ref.name not in typed:
+            what = "attribute" if ref.kind == "attributes" else "capacity"
+            out.append(NameIssue(ref, f"`{ref.name}` is not published on {info.device_type} devices, and class "
+                                 f"`{info.name}` selects only those: on every device this request can get, the "
+                                 f"lookup is a run-time error in Kubernetes that stops the scheduler from allocating "
+                                 f"the claim (guard it with `has(...)`, or use the class that selects devices with "
+                                 f"this {what})"))
+    cache[key] = out
+    return out
+
+
 def _hint_tail(message: str) -> str:
     i = message.find("; ")
     return message[i:] if i != -1 else ""
 
 
 def _name_issues(prog: Program, view: DriverView) -> list[NameIssue]:
+    """One issue per unknown name (the first lookup), however often the selector reads it."""
     out: list[NameIssue] = []
-    seen: set[tuple[str, str, str, int]] = set()
-    for ref in prog.refs:
-        k = (ref.kind, ref.domain, ref.name, ref.start)
-        if k in seen:
+    by_name: dict[tuple[str, str, str, bool], NameIssue] = {}
+    for ref in sorted(prog.refs, key=lambda r: r.start):
+        k = (ref.kind, ref.domain, ref.name, ref.guarded)
+        if k in by_name:
+            if ref.start != by_name[k].ref.start:
+                by_name[k].others.append(ref)
             continue
-        seen.add(k)
         issue = _domain_issue(ref) if ref.kind.endswith("-domain") else _name_issue(ref, view)
         if issue is not None:
+            by_name[k] = issue
             out.append(issue)
+    for issue in out:
+        if issue.others:
+            issue.message += f" (the selector reads it {len(issue.others) + 1} times)"
     return out
 
 

@@ -408,7 +408,7 @@ class Parser:
                 raise self.fail_unexpected("-")
             # `-<int or double literal>` is one negative literal (so that the int64 minimum parses)
             t = self.tok
-            if t.kind in ("int", "double") and not self._followed_by_member():
+            if t.kind in ("int", "double"):
                 self.next()
                 sign_tok = ops.pop()
                 value = -t.value  # type: ignore[operator]
@@ -422,10 +422,6 @@ class Parser:
                 node = Call(t.start, t.start, node.end, "-_", [node])
             return node
         return self.member()
-
-    def _followed_by_member(self) -> bool:
-        nxt = self.peek()
-        return nxt.kind == "punct" and nxt.text in (".", "[")
 
     def member(self) -> Node:
         return self.member_suffix(self.primary())
@@ -449,9 +445,10 @@ class Parser:
                     raise CelSyntaxError(f"expected a field name after `.`, found {_describe(t)}", t.start,
                                          max(t.end, t.start + 1))
                 self.next()
-                if (t.text in RESERVED or t.text in ("true", "false", "null", "in")) and not (
-                        self.at("(") and not optional):
-                    raise CelSyntaxError(f"reserved identifier: {t.text}", t.start, t.end)
+                # words reserved for future use are fine as field names; the literal keywords are not
+                if t.text in ("true", "false", "null", "in"):
+                    raise CelSyntaxError(f"`{t.text}` is a keyword and cannot be a field name here (write "
+                                         f"`[\"{t.text}\"]` to look up that key)", t.start, t.end)
                 if self.at("(") and not optional:
                     open_ = self.next()
                     args = self.args(")")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dralint.cel.analysis import SelectorReport, analyze, locate_in_file, selectors_of
+from dralint import k8s
+from dralint.cel.analysis import SelectorReport, analyze, device_type_issues, locate_in_file, selectors_of
 from dralint.cel.checker import Diag
 from dralint.index import K8sObject
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
@@ -52,17 +53,29 @@ def cel_syntax_error(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
                 yield _violation(obj, path, text, d, f"CEL selector does not parse: {d.message}. {_REJECTED}")
 
 
+def _device_class(obj: K8sObject, path: JsonPath) -> str | None:
+    """The class a selector's request uses (the DeviceClass itself for class selectors)."""
+    if obj.kind == "DeviceClass":
+        return obj.name
+    alt = k8s.get(obj.data, *path[:-4])  # (..., "selectors", i, "cel", "expression")
+    name = alt.get("deviceClassName") if isinstance(alt, dict) else None
+    return name if isinstance(name, str) else None
+
+
 @rule("DRA602", kinds=_KINDS)
 def cel_unknown_attribute(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for path, text, rep in _reports(obj, ctx):
-        for issue in rep.names:
+        typed = device_type_issues(text, _device_class(obj, path), ctx.profile, ctx.cache)
+        for issue in [*rep.names, *typed]:
             ref = issue.ref
             fix = None
-            if issue.replacement:
-                if ref.start < len(text) and text[ref.start] in "\"'":
-                    new = text[: ref.start + 1] + issue.replacement + text[ref.end - 1 :]
-                else:
-                    new = text[: ref.start] + issue.replacement + text[ref.end :]
+            if issue.replacement and all(r.rewritable for r in issue.others):
+                new = text
+                for r in sorted([ref, *issue.others], key=lambda r: -r.start):  # from the end: offsets stay valid
+                    if r.start < len(new) and new[r.start] in "\"'":
+                        new = new[: r.start + 1] + issue.replacement + new[r.end - 1 :]
+                    else:
+                        new = new[: r.start] + issue.replacement + new[r.end :]
                 fix = Fix(f"Rename `{ref.name}` to `{issue.replacement}`", Applicability.SAFE,
                           (Edit("set", path, value=new),))
             d = Diag("attr", ref.start, ref.end, issue.message)
