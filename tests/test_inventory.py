@@ -306,3 +306,31 @@ spec:
     other = _claim("imex", "      - name: g\n        exactly: "
                            "{deviceClassName: compute-domain-default-channel.nvidia.com}\n")
     assert lint_text(slice_doc + other, select=["DRA403"]).findings == []  # no slices of that driver here
+
+
+def test_unreachable_firstavailable_alternative(inventory_file: str) -> None:
+    from dralint.checks import rollout
+
+    req = """      - name: gpu
+        firstAvailable:
+        - name: h100
+          deviceClassName: gpu.nvidia.com
+          selectors:
+          - cel: {expression: 'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")'}
+        - name: any
+          deviceClassName: gpu.nvidia.com
+"""
+    found = _findings(_claim("pref", req), inventory_file, ["DRA403"])
+    if rollout._HAS_SEVERITY:  # the engine takes a per-finding severity: the notice is info-level advice
+        [(_, line, msg)] = found
+        assert "alternative `gpu/h100`" in msg and "can never be allocated" in msg and line == 10
+    else:  # without it the advice would be an error: it is not reported
+        assert found == []
+    inv = load([inventory_file])
+    sf = load_bytes("c.yaml", _claim("pref", req).encode())
+    index = Index()
+    index.add_file(sf)
+    spec = claim_spec(index.objects[0], index, inv, evaluator(inv, ClusterProfile(), {}))
+    from dralint.inventory import alternative_possible
+
+    assert [alternative_possible(a, inv) for a in spec.requests[0].alternatives] == [False, True]
