@@ -440,7 +440,23 @@ def emit_document(value: Any, style: Style, comment: str | None = None) -> str:
 # parsing regions, comments, style detection
 
 
+_PARSED: dict[str, Any] = {}
+_PARSED_MAX = 256
+
+
 def _parse(text: str) -> Any:
+    """The located data of one document's text (memoised: a region is read by several steps)."""
+    hit = _PARSED.get(text)
+    if hit is not None:
+        return hit
+    data = _parse_uncached(text)
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[text] = data
+    return data
+
+
+def _parse_uncached(text: str) -> Any:
     sf = load_bytes("<fix>", text.encode("utf-8"))
     if sf.problems or len(sf.documents) != 1:
         why = sf.problems[0].message if sf.problems else f"{len(sf.documents)} documents"
@@ -896,7 +912,8 @@ class Splicer:
         self._splice(loc.vs, end, "\n".join([first, *lines[1:]]))
 
     def _insert_key(self, loc: _Loc, path: JsonPath, key: str, value: Any, index: int | None,
-                    after: str | None, comment: str | None) -> None:
+                    after: str | None, comment: str | None, comment_line: int = 0) -> None:
+        """Insert ``key: value``; ``comment`` goes on emitted line ``comment_line`` (1: a new list's item)."""
         m = loc.value
         if m is None or (isinstance(m, LMap) and not m):
             if self._in_flow(loc.parent) and loc.parent is not None:
@@ -916,7 +933,7 @@ class Splicer:
         col = self._col(m.lc[0])
         lines = emit_mapping({key: value}, col, self.style)
         if comment:
-            lines[0] += f"  # {comment}"
+            lines[min(comment_line, len(lines) - 1)] += f"  # {comment}"
         if after is not None and after in m:
             pos = self._after(self._entry_end(m, keys.index(after)))
         elif index is not None and index < len(keys):
@@ -947,6 +964,12 @@ class Splicer:
     def append(self, p: JsonPath, value: Any, comment: str | None) -> None:
         chain = self._resolve(p)
         if len(chain) != len(p) + 1:
+            parent = chain[-1].value
+            if len(chain) == len(p) and isinstance(p[-1], str) and isinstance(parent, LMap) and parent \
+                    and not self._in_flow(chain[-1]):
+                # a new list under an existing block mapping: one splice, the comment on its item
+                self._insert_key(chain[-1], p[:-1], p[-1], [value], None, None, comment, comment_line=1)
+                return
             if len(chain) == len(p) and isinstance(p[-1], str):
                 self._insert_key(chain[-1], p[:-1], p[-1], [value], None, None, None)
                 if comment:
@@ -1324,6 +1347,34 @@ def doc_regions(sf: SourceFile) -> dict[int, tuple[int, int]]:
     Raises `yaml.YAMLError` when the file does not parse.
     """
     text = sf.text
+    ends = _content_ends(text)
+    out: dict[int, tuple[int, int]] = {}
+    for doc in sf.documents:
+        end = ends.get(doc.start)
+        if end is None:
+            continue
+        ls = text.rfind("\n", 0, doc.start) + 1
+        if text[ls: doc.start].strip():
+            continue
+        if end > 0 and text[end - 1] == "\n":
+            stop = end
+        else:
+            n = text.find("\n", end)
+            stop = len(text) if n == -1 else n + 1
+        out[doc.index] = (ls, stop)
+    return out
+
+
+_ENDS: dict[str, dict[int, int]] = {}
+
+
+def _content_ends(text: str) -> dict[int, int]:
+    """Root start -> end of the last content of each document (from the event stream; memoised)."""
+    hit = _ENDS.get(text)
+    if hit is not None:
+        return hit
+    if len(_ENDS) >= 16:
+        _ENDS.pop(next(iter(_ENDS)))
     ends: dict[int, int] = {}
     root: int | None = None
     last = -1
@@ -1347,21 +1398,8 @@ def doc_regions(sf: SourceFile) -> dict[int, tuple[int, int]]:
             if root is None:
                 root = ev.start_mark.index
             last = max(last, ev.end_mark.index)
-    out: dict[int, tuple[int, int]] = {}
-    for doc in sf.documents:
-        end = ends.get(doc.start)
-        if end is None:
-            continue
-        ls = text.rfind("\n", 0, doc.start) + 1
-        if text[ls: doc.start].strip():
-            continue
-        if end > 0 and text[end - 1] == "\n":
-            stop = end
-        else:
-            n = text.find("\n", end)
-            stop = len(text) if n == -1 else n + 1
-        out[doc.index] = (ls, stop)
-    return out
+    _ENDS[text] = ends
+    return ends
 
 
 @dataclass
@@ -1676,7 +1714,7 @@ def fix_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], conf
         changed = False
         for path, planned in plans.items():
             st = states[path]
-            again = [pf for pf in planned if pf.key() in st.history and pf.fix.applicability >= required]
+            again = [pf for pf in planned if _history_key(st, pf) in st.history and pf.fix.applicability >= required]
             if again:
                 _fail(st, frozen, [pf.rule for pf in again],
                       f"the fix \"{again[0].fix.title}\" was applied but {again[0].rule} reports it again "
@@ -1694,6 +1732,9 @@ def fix_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], conf
                 continue
             if not pr.applied:
                 continue
+            for pf in pr.applied:
+                st.applied[pf.rule] += 1
+                st.history.add(_history_key(st, pf))
             new_sf = load_bytes(path, _encode(st.current, pr.text), limits)
             origin: list[int | None] = []
             for k, o in enumerate(st.origin):
@@ -1702,9 +1743,6 @@ def fix_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], conf
             st.touched |= {o for k in pr.touched if (o := st.origin[k]) is not None}
             st.origin = origin
             st.current = new_sf
-            for pf in pr.applied:
-                st.applied[pf.rule] += 1
-                st.history.add(pf.key())
             changed = True
         result = lint_files(current(), context, config)
         if not changed:
@@ -1739,6 +1777,12 @@ def fix_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], conf
         outcomes.append(FileOutcome(path, st.original.raw, after, st.applied if path not in frozen else Counter(),
                                     st.failures, list(st.notes)))
     return FixRun(outcomes, result, passes)
+
+
+def _history_key(st: _State, pf: PlannedFix) -> tuple[Any, ...]:
+    """A fix, identified by the document it came from in the original file (indexes shift as documents are added)."""
+    origin = st.origin[pf.doc_index] if 0 <= pf.doc_index < len(st.origin) else None
+    return (origin if origin is not None else ("new", pf.doc_index), tuple(pf.base_path), *pf.key())
 
 
 def _fail(st: _State, frozen: set[str], rules: list[str], reason: str) -> None:

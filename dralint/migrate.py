@@ -30,9 +30,11 @@ numbers, pods that already claim GPUs through DRA…
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -711,92 +713,150 @@ def migrate_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], 
         if pf is not None and rep is not None:
             plans[obj.file.path].append(pf)
             rep_of[id(pf)] = rep
-    outcomes: list[FileOutcome] = []
-    limits = limits_for(config)
-    for sf in targets:
-        planned = plans.get(sf.path)
-        if not planned:
-            outcomes.append(FileOutcome(sf.path, sf.raw, sf.raw))
-        else:
-            outcomes.append(_apply(sf, planned, rep_of, limits))
+    outcomes = [FileOutcome(sf.path, sf.raw, sf.raw) for sf in targets]
+    todo = [k for k, sf in enumerate(targets) if plans.get(sf.path)]
+    job = _Job(list(targets), [plans.get(sf.path, []) for sf in targets], config, opts.keep_extended_resources)
+    for done in _run(job, todo, _workers(config, job, todo)):
+        _merge(done, outcomes[done.index], job.plans[done.index], rep_of)
         if progress is not None:
             progress(1)
-    _check(outcomes, targets, context, config, reports, opts.keep_extended_resources)
+    if progress is not None:
+        progress(len(targets) - len(todo))
     return MigrationReport(reports, outcomes)
 
 
-def _apply(sf: SourceFile, planned: list[PlannedFix], rep_of: dict[int, WorkloadReport],
-           limits: Any) -> FileOutcome:
-    outcome = FileOutcome(sf.path, sf.raw, sf.raw)
+# ----------------------------------------------------------------------------------------------
+# applying the plans, file by file (in worker processes for large inputs)
+
+
+@dataclass
+class _Job:
+    targets: list[SourceFile]
+    plans: list[list[PlannedFix]]
+    config: Config
+    keep_legacy: bool
+
+
+@dataclass
+class _Done:
+    """What happened to one file; plain data, so it can come back from a worker process."""
+
+    index: int
+    after: bytes | None = None
+    failure: str | None = None
+    #: planned-fix position -> why it was not applied
+    skipped: dict[int, str] = field(default_factory=dict)
+    notes: dict[int, list[str]] = field(default_factory=dict)
+    applied: int = 0
+
+
+#: from this many planned workloads on, `migrate` applies them in worker processes
+PARALLEL_MIN_WORKLOADS = 400
+
+
+def _workers(config: Config, job: _Job, todo: list[int]) -> int:
+    if config.jobs is not None and config.jobs > 0:
+        return max(1, min(config.jobs, len(todo)))
+    if sum(len(job.plans[k]) for k in todo) < PARALLEL_MIN_WORKLOADS or len(todo) < 4:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, len(todo) // 2))
+
+
+_JOB: _Job | None = None
+
+
+def _run(job: _Job, todo: list[int], workers: int) -> Iterator[_Done]:
+    global _JOB
+    if workers <= 1 or "fork" not in mp.get_all_start_methods():
+        for k in todo:
+            yield _apply_file(job, k)
+        return
+    _JOB = job  # the forked workers inherit the loaded files and the plans without pickling them
+    try:
+        with mp.get_context("fork").Pool(workers) as pool:
+            yield from pool.imap_unordered(_apply_in_worker, todo, chunksize=max(1, len(todo) // (workers * 8)))
+    finally:
+        _JOB = None
+
+
+def _apply_in_worker(k: int) -> _Done:
+    assert _JOB is not None
+    return _apply_file(_JOB, k)
+
+
+def _apply_file(job: _Job, k: int) -> _Done:
+    """Apply one file's plans, gate the result and re-check it; the original file object is not changed."""
+    sf, planned = job.targets[k], job.plans[k]
+    pos = {id(pf): i for i, pf in enumerate(planned)}
+    done = _Done(k)
     pr = apply_pass(sf, planned, Applicability.UNSAFE)
     for sk in [*pr.skipped, *pr.failures]:
-        rep = rep_of.get(id(sk.fix))
-        if rep is not None:
-            rep.status, rep.reason, rep.objects = "skipped", f"the document cannot be edited safely: {sk.reason}", []
+        done.skipped[pos[id(sk.fix)]] = f"the document cannot be edited safely: {sk.reason}"
     for pf in pr.deferred:  # two workloads of one `kind: List` document touching the same place
-        rep = rep_of.get(id(pf))
-        if rep is not None:
-            rep.status, rep.reason, rep.objects = "skipped", "another workload's change in this document overlaps; " \
-                "run migrate again", []
+        done.skipped[pos[id(pf)]] = "another workload's change in this document overlaps; run migrate again"
     if pr.failures:
-        outcome.failures.append(GateFailure(["migrate"], pr.failures[0].reason))
-        return outcome
-    for pf in pr.applied:
-        rep = rep_of.get(id(pf))
-        if rep is not None:
-            rep.notes.extend(pr.notes.get(id(pf), []))
+        done.failure = pr.failures[0].reason
+        return done
     if not pr.applied:
-        return outcome
-    new = load_bytes(sf.path, (b"\xef\xbb\xbf" if sf.bom else b"") + pr.text.encode("utf-8"), limits)
+        return done
+    for pf in pr.applied:
+        if id(pf) in pr.notes:
+            done.notes[pos[id(pf)]] = pr.notes[id(pf)]
+    new = load_bytes(sf.path, (b"\xef\xbb\xbf" if sf.bom else b"") + pr.text.encode("utf-8"),
+                     limits_for(job.config))
     origin: list[int | None] = []
-    for k in range(len(sf.documents)):
-        origin.append(k)
-        origin.extend([None] * pr.inserted.get(k, 0))
-    why = verify(sf, new, origin, pr.touched)
+    for d in range(len(sf.documents)):
+        origin.append(d)
+        origin.extend([None] * pr.inserted.get(d, 0))
+    why = verify(sf, new, origin, pr.touched) or _recheck(new, job, {pf.label for pf in pr.applied})
     if why:
-        outcome.failures.append(GateFailure(["migrate"], why))
-        for pf in pr.applied:
-            rep = rep_of.get(id(pf))
-            if rep is not None:
-                rep.status, rep.reason, rep.objects = "skipped", f"the result failed a check: {why}", []
-        return outcome
-    outcome.after = new.raw
-    outcome.applied["migrate"] = len(pr.applied)
-    return outcome
+        done.failure = why
+        return done
+    done.after = new.raw
+    done.applied = len(pr.applied)
+    return done
 
 
-def _check(outcomes: list[FileOutcome], targets: Sequence[SourceFile], context: Sequence[SourceFile],
-           config: Config, reports: list[WorkloadReport], keep_legacy: bool) -> None:
-    """Re-lint the changed files: migrated workloads must have no legacy findings left, new objects no errors."""
-    changed = [o for o in outcomes if o.changed]
-    if not changed:
-        return
-    limits = limits_for(config)
-    files = [load_bytes(o.path, o.after, limits) if o.changed else sf for o, sf in zip(outcomes, targets,
-                                                                                        strict=True)]
-    scan = replace(config, select=[*LEGACY_RULES, "DRA10"], extend_select=[], ignore=[], per_file_ignores={})
-    result = lint_files(files, list(context), scan)
-    migrated = {(w.path, w.kind, w.namespace, w.name) for w in reports if w.status == "migrated"}
-    if keep_legacy:
-        migrated = set()
-    bad: dict[str, str] = {}
-    for f in result.findings:
+def _recheck(new: SourceFile, job: _Job, migrated: set[str]) -> str | None:
+    """Migrated workloads must have no legacy findings left, and the new objects no errors."""
+    scan = replace(job.config, select=[*LEGACY_RULES, "DRA10"], extend_select=[], ignore=[], per_file_ignores={},
+                   jobs=1)
+    for f in lint_files([new], [], scan).findings:
         ref = f.object
-        if ref is None or f.path in bad:
+        if ref is None:
             continue
-        key = (f.path, ref.kind or "?", ref.namespace, ref.name or "?")
-        if f.rule in LEGACY_RULES and key in migrated:
-            bad[f.path] = f"{ref.label()} still has {f.rule} after migrating: {f.message}"
-        elif f.rule.startswith("DRA10") and int(f.severity) >= 3 and ref.kind in ("ResourceClaimTemplate",
+        if f.rule in LEGACY_RULES and not job.keep_legacy and ref.label() in migrated:
+            return f"{ref.label()} still has {f.rule} after migrating: {f.message}"
+        if f.rule.startswith("DRA10") and int(f.severity) >= 3 and ref.kind in ("ResourceClaimTemplate",
                                                                                  "ResourceClaim"):
-            bad[f.path] = f"the new {ref.label()} is invalid ({f.rule}): {f.message}"
-    for o in outcomes:
-        if o.path in bad:
-            o.failures.append(GateFailure(["migrate"], bad[o.path]))
-            o.applied.clear()
-            for w in reports:
-                if w.path == o.path and w.status == "migrated":
-                    w.status, w.reason, w.objects = "skipped", f"the result failed a check: {bad[o.path]}", []
+            return f"the new {ref.label()} is invalid ({f.rule}): {f.message}"
+    return None
+
+
+def _merge(done: _Done, outcome: FileOutcome, planned: list[PlannedFix],
+           rep_of: dict[int, WorkloadReport]) -> None:
+    for i, reason in done.skipped.items():
+        rep = rep_of.get(id(planned[i]))
+        if rep is not None:
+            rep.status, rep.reason, rep.objects = "skipped", reason, []
+    for i, notes in done.notes.items():
+        rep = rep_of.get(id(planned[i]))
+        if rep is not None:
+            rep.notes.extend(notes)
+    if done.failure:
+        outcome.failures.append(GateFailure(["migrate"], done.failure))
+        for pf in planned:
+            rep = rep_of.get(id(pf))
+            if rep is not None and rep.status == "migrated":
+                rep.status, rep.reason, rep.objects = "skipped", f"the result failed a check: {done.failure}", []
+        return
+    if done.after is not None:
+        outcome.after = done.after
+        outcome.applied["migrate"] = done.applied
 
 
 def migrate_paths(paths: Sequence[str], config: Config, opts: MigrateOptions, context: Sequence[str] = (),

@@ -33,7 +33,8 @@ CONFIG = build_config({}, None, REPO)
 ALL = build_config({"select": ["ALL"]}, None, REPO)
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-names = st.from_regex(r"[a-z][a-z0-9]{0,6}", fullmatch=True)
+# always with a digit: `no`, `on` or `y` would be booleans to a YAML 1.1 reader, not names
+names = st.from_regex(r"[a-z]{1,4}[0-9]{1,3}", fullmatch=True)
 words = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 ]{0,14}[A-Za-z0-9]", fullmatch=True)
 
 #: lines of generated documents: (indent, text, may carry comments). Block scalar content never does.
