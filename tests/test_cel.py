@@ -78,6 +78,7 @@ TABLE: list[tuple[str, str, str]] = [
     ('"a".matches("(a)\\\\1")', "type", "type"),  # back-references are not RE2
     ('quantity("20Gi").sign() == 1', "type", "type"),  # sign() is a global function in Kubernetes
     ('sign(quantity("20Gi")) == 1', "ok", "ok"),
+    ('quantity("20Gi").mul(2).isGreaterThan(quantity("30Gi"))', "unavailable", "unavailable"),
     ('device.driver == "x" ? 1 : "a"', "type", "type"),
     # literals that fail on every evaluation
     ('quantity("20GB").isLessThan(quantity("1Gi"))', "runtime", "runtime"),
@@ -133,6 +134,14 @@ def test_outcome_table(expr: str, on134: str, on137: str) -> None:
 def test_table_is_large_enough() -> None:
     assert len(TABLE) >= 40
     assert {o for _, a, b in TABLE for o in (a, b)} >= {"ok", "syntax", "type", "unavailable", "cost", "runtime"}
+
+
+def test_quantity_arithmetic_on_a_later_server() -> None:
+    prog = Environment.for_target("1.38", {}).compile('quantity("10k").div(4).compareTo(quantity("2500")) == 0 && '
+                                                      'quantity("10").divInt(3) == quantity("3") && '
+                                                      'quantity("1Gi").mul(2) == quantity("2Gi")')
+    assert prog.ok, prog.diags
+    assert prog.evaluate(_device()) is True
 
 
 def test_gates_turn_functions_on() -> None:
@@ -380,3 +389,14 @@ def test_repeated_unknown_name_is_one_finding_with_one_fix() -> None:
     assert f.fix is not None and f.fix.edits[0].value == (
         'device.attributes["gpu.nvidia.com"].productName == "a" || '
         'device.attributes["gpu.nvidia.com"]["productName"] == "b"')
+
+
+def test_every_library_has_availability_data() -> None:
+    from dralint.cel.decls import DECLS, MACRO_LIBS
+    from dralint.cel.env import data
+
+    declared = {o.lib for ovs in DECLS.values() for o in ovs} | set(MACRO_LIBS.values())
+    assert declared == set(data()["libraries"])
+    for name, spec in data()["libraries"].items():
+        assert ("introduced" in spec) != ("server" in spec), name
+        assert spec.get("functions") and spec.get("title"), name

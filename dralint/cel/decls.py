@@ -203,6 +203,11 @@ m(_Q, "add", "quantity_add", (QUANTITY, QUANTITY), QUANTITY)
 m(_Q, "add", "quantity_add_int", (QUANTITY, INT), QUANTITY)
 m(_Q, "sub", "quantity_sub", (QUANTITY, QUANTITY), QUANTITY)
 m(_Q, "sub", "quantity_sub_int", (QUANTITY, INT), QUANTITY)
+# later additions to the quantity library (multiplication and division by an integer)
+m("quantity-arith", "mul", "quantity_multiply_int", (QUANTITY, INT), QUANTITY)
+m("quantity-arith", "div", "quantity_divide_int_default_rounding", (QUANTITY, INT), QUANTITY)
+m("quantity-arith", "div", "quantity_divide_int_round", (QUANTITY, INT, INT), QUANTITY)
+m("quantity-arith", "divInt", "quantity_divide_int", (QUANTITY, INT), QUANTITY)
 
 # -- sets extension ---------------------------------------------------------------------------
 for _fn in ("contains", "equivalent", "intersects"):

@@ -986,6 +986,12 @@ def _q(v: Any, name: str) -> Quantity:
     return v
 
 
+def _int_arg(v: Any, name: str) -> int:
+    if type(v) is not int:
+        raise no_overload(name, v)
+    return int(v)
+
+
 def _sv(v: Any, name: str) -> Semver:
     if type(v) is not Semver:
         raise no_overload(name, v)
@@ -1120,6 +1126,9 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "asInteger": lambda q: _q(q, "asInteger").as_integer(),
     "isInteger": lambda q: _q(q, "isInteger").is_integer(),
     "add": lambda a, b: _q_arith(a, b, "add"), "sub": lambda a, b: _q_arith(a, b, "sub"),
+    "mul": lambda q, n: _q(q, "mul").mul(_int_arg(n, "mul")),
+    "div": lambda q, n, r=4: _q(q, "div").div(_int_arg(n, "div"), _int_arg(r, "div")),
+    "divInt": lambda q, n: _q(q, "divInt").div(_int_arg(n, "divInt"), integer=True),
     # sets
     "sets.contains": _sets_contains,
     "sets.equivalent": lambda a, b: _sets_contains(a, b) and _sets_contains(b, a),

@@ -155,6 +155,19 @@ class Quantity:
         o = other.value if isinstance(other, Quantity) else Decimal(other)
         return Quantity(_CTX.subtract(self.value, o))
 
+    def mul(self, n: int) -> Quantity:
+        return Quantity(_CTX.multiply(self.value, Decimal(n)))
+
+    def div(self, n: int, places: int = 4, integer: bool = False) -> Quantity:
+        if n == 0:
+            raise CelError("division by zero error")
+        if integer:
+            return Quantity(_CTX.divide_int(self.value, Decimal(n)))
+        if not 0 <= places <= 10:
+            raise CelError(f"the valid range for roundVal is 0 to 10 but {places} was passed")
+        q = _CTX.divide(self.value, Decimal(n))
+        return Quantity(q.quantize(Decimal(1).scaleb(-places), context=_CTX))
+
     def is_integer(self) -> bool:
         v = self.value
         return v == v.to_integral_value() and INT64_MIN <= v <= INT64_MAX
