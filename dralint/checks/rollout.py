@@ -138,7 +138,7 @@ def rolling_update_preferred_device(obj: K8sObject, ctx: Context) -> Iterator[Vi
                 continue
             names = [a.name or "?" for a in req.alternatives]
             preferred, fallback = names[0], ", ".join(f"`{n}`" for n in names[1:])
-            how = ("`maxSurge: 0` with `maxUnavailable: 1` (or `strategy.type: Recreate`)" if s.kind == "Deployment"
+            how = ("`maxSurge: 0` and `maxUnavailable: 1` (or `strategy.type: Recreate`)" if s.kind == "Deployment"
                    else "`maxSurge: 0`")
             where: JsonPath = (s.path if s.path[-1] == "maxSurge" or s.path == ("spec", "strategy")
                                else (*claim.path, "resourceClaimTemplateName"))
