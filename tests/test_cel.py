@@ -235,6 +235,21 @@ def test_hostile_regex_is_linear() -> None:
     assert prog.evaluate(_device(productName="a" * 5000 + "!")) is False
 
 
+def test_hostile_selectors_stop_with_an_error() -> None:
+    env = Environment.for_target("1.37", {})
+    doubling = "size(v29) > 0"
+    for i in reversed(range(30)):
+        prev = "a" if i == 0 else f"v{i - 1}"
+        doubling = f"cel.bind(v{i}, {prev} + {prev}, {doubling})"
+    blowup = "'a'" + "".join(f".replace('{c}', '{d * 60}')" for c, d in zip("abcd", "bcde", strict=True)) + " == ''"
+    for expr in (f"cel.bind(a, 'xxxxxxxxxx', {doubling})", blowup,
+                 "lists.range(1000).map(i, lists.range(1000).map(j, i + j)).size() > 0"):
+        prog = env.compile(expr)
+        assert prog.ast is not None
+        with pytest.raises(CelError):
+            prog.evaluate(_device())
+
+
 def test_quantity_semantics() -> None:
     assert Quantity.parse("1Gi") == Quantity.parse("1024Mi")
     assert Quantity.parse("200M").compare(Quantity.parse("0.2G")) == 0

@@ -267,10 +267,10 @@ class Compiler:
             assert op is not None
             if fn == "_+_":
                 def plus(a: Activation) -> Any:
-                    v = rt.add(left(a), right(a))
-                    if type(v) is str or isinstance(v, list):
-                        a.spend(len(v) // 10)
-                    return v
+                    x, y = left(a), right(a)
+                    if type(x) in (str, bytes, list) and type(y) is type(x):
+                        a.spend((len(x) + len(y)) // 10)  # before building the result: no runaway doubling
+                    return rt.add(x, y)
 
                 return plus
             return lambda a: op(left(a), right(a))

@@ -40,6 +40,10 @@ except ImportError:  # pragma: no cover
     HAVE_RE2 = False
 
 
+#: largest string or list a function may build (the cost limit bounds the rest)
+MAX_STRING = 10_000_000
+
+
 def no_overload(name: str, *args: Any) -> CelError:
     return CelError(f"no such overload: {name}({', '.join(type_name(a) for a in args)})")
 
@@ -674,7 +678,13 @@ def _ascii(s: Any, upper: bool) -> str:
 
 def _replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
     s = _str(s, "replace", old, new)
-    return str(s.replace(_str(old, "replace"), _str(new, "replace"), n if n >= 0 else -1))
+    old, new = _str(old, "replace"), _str(new, "replace")
+    hits = s.count(old) if old else len(s) + 1
+    if n >= 0:
+        hits = min(hits, n)
+    if len(s) + hits * len(new) > MAX_STRING:
+        raise CelError("operation cancelled: replace() would build a string over the size limit")
+    return str(s.replace(old, new, n if n >= 0 else -1))
 
 
 def _split(s: Any, sep: Any, n: Any = -1) -> list[str]:
