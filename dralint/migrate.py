@@ -606,6 +606,52 @@ def _is_gfd(key: str, labels: dict[str, dict[str, Any]]) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------
+# DRA307: a standalone claim shared by replicas -> one claim per pod from a template
+
+
+def claim_to_template_fix(obj: K8sObject, claim: dra.PodClaim, index: Any) -> Fix | None:
+    """The DRA307 fix: point the pod claim at a ResourceClaimTemplate with the claim's spec.
+
+    The template (same name as the claim, in the claim's namespace) goes in a new document after the
+    workload, unless one with that name already exists: then it is reused if its spec is the same,
+    and another name is chosen otherwise. The standalone claim itself stays (other workloads may
+    use it). Unsafe: every pod then gets devices of its own instead of sharing one allocation.
+    """
+    if not claim.claim_name or claim.template_name or "resourceClaimName" not in claim.data:
+        return None
+    found = [o for o in dra.resolve(index, claim, obj.namespace) if o.kind == "ResourceClaim"]
+    if len(found) != 1:
+        return None
+    rc = found[0]
+    spec = dra.claim_spec(rc)
+    if spec is None or not rc.api_version:
+        return None
+    ns = rc.namespace or obj.namespace
+    want = {"spec": to_plain(spec)}
+    name, n = _dns(claim.claim_name), 2
+    new_doc = True
+    while True:
+        existing = [t for t in index.find("ResourceClaimTemplate", name, ns)]
+        if not existing:
+            break
+        if any(same_json(to_plain(t.data.get("spec")), want) for t in existing):
+            new_doc = False
+            break
+        name, n = _dns(f"{claim.claim_name}-{n}"), n + 1
+    edits: list[Edit] = [Edit("rename", (*claim.path, "resourceClaimName"), key="resourceClaimTemplateName")]
+    if name != claim.claim_name:
+        edits.append(Edit("set", (*claim.path, "resourceClaimTemplateName"), value=name))
+    if new_doc:
+        meta: dict[str, Any] = {"name": name}
+        if ns:
+            meta["namespace"] = ns
+        edits.append(Edit("insert_document", (), value={"apiVersion": rc.api_version, "kind": "ResourceClaimTemplate",
+                                                        "metadata": meta, "spec": want}))
+    return Fix(f"Give each pod its own claim from ResourceClaimTemplate `{name}`", Applicability.UNSAFE,
+               tuple(edits))
+
+
+# ----------------------------------------------------------------------------------------------
 # the extended-resource bridge
 
 
@@ -902,5 +948,5 @@ def parse_class_map(values: Sequence[str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["MigrateOptions", "MigrationReport", "WorkloadReport", "migrate_files", "migrate_paths",
-           "parse_class_map"]
+__all__ = ["MigrateOptions", "MigrationReport", "WorkloadReport", "claim_to_template_fix", "migrate_files",
+           "migrate_paths", "parse_class_map"]

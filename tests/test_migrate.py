@@ -372,3 +372,33 @@ def test_cli_dry_run_diff_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert data["summary"] == {"migrated": 1, "skipped": 0, "files_changed": 1, "failed_files": 0}
     assert "resourceClaimTemplateName: trainer-gpu" in f.read_text()
     assert main(["migrate", "--isolated", "--template-name-pattern", "gpu", "p.yaml"]) == 2
+
+
+def test_dra307_fix_turns_the_shared_claim_into_a_template() -> None:
+    from dralint import dra
+    from dralint.fixer import PlannedFix, apply_pass
+    from dralint.migrate import claim_to_template_fix
+    from dralint.model import Applicability
+
+    bad = (REPO / "rules" / "DRA307-shared-claim-in-replicated-workload" / "bad.yaml").read_bytes()
+    result = lint({"bad.yaml": bad}, "DRA307")
+    assert [f.rule for f in result.findings] == ["DRA307"]
+    ds = next(o for o in result.index.objects if o.kind == "DaemonSet")
+    [claim] = dra.pod_claims(ds.pod_specs[0])
+    fix = claim_to_template_fix(ds, claim, result.index)
+    assert fix is not None and fix.applicability == Applicability.UNSAFE
+    pr = apply_pass(result.files[0], [PlannedFix("DRA307", fix, ds.doc.index, ds.base_path)], Applicability.UNSAFE)
+    text = pr.text
+    assert "        resourceClaimTemplateName: node-gpu\n" in text and "resourceClaimName" not in text.split("---")[0]
+    docs = text.split("---\n")
+    assert docs[2] == bad.decode().split("---\n")[1]  # the standalone claim stays as it was
+    assert docs[1] == ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n"
+                       "  name: node-gpu\n  namespace: ml\nspec:\n  spec:\n    devices:\n      requests:\n"
+                       "      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n")
+    after = lint({"bad.yaml": text.encode()})
+    assert [f for f in after.findings if f.rule == "DRA307" or int(f.severity) >= 3] == []
+    # the same template is reused when it exists already
+    again = lint({"bad.yaml": text.encode().replace(b"resourceClaimTemplateName", b"resourceClaimName")}, "DRA307")
+    ds = next(o for o in again.index.objects if o.kind == "DaemonSet")
+    fix2 = claim_to_template_fix(ds, dra.pod_claims(ds.pod_specs[0])[0], again.index)
+    assert fix2 is not None and [e.op for e in fix2.edits] == ["rename"]

@@ -32,6 +32,7 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
     except ConfigError as e:
         click.echo(f"dralint: error: {e}", err=True)
         return EXIT_USAGE
+    unsafe = unsafe or cfg.unsafe_fixes  # `unsafe-fixes: true` in the configuration file
     targets = list(paths)
     stdin: tuple[str, bytes] | None = None
     if "-" in targets:
