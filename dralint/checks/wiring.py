@@ -173,6 +173,8 @@ def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterato
     many = obj.kind == "DaemonSet" or (replicas is not None and replicas > 1)
     if not many:
         return
+    from dralint.migrate import claim_to_template_fix  # the planner that also writes migrations
+
     for ps in obj.pod_specs:
         for claim in dra.pod_claims(ps):
             if not claim.claim_name or claim.template_name:
@@ -185,6 +187,7 @@ def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterato
                 f"{extra} Use `resourceClaimTemplateName` for one claim per pod",
                 (*claim.path, "resourceClaimName"),
                 on="key",
+                fix=claim_to_template_fix(obj, claim, ctx.index),
             )
 
 
