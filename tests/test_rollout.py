@@ -109,6 +109,15 @@ def test_position() -> None:
     assert f.obj_path[-1] == "resourceClaimTemplateName"  # the default strategy: point at the template use
 
 
+def test_one_finding_per_workload() -> None:
+    text = TEMPLATE + WORKLOAD.format(api="apps/v1", kind="Deployment", spec="  replicas: 1\n",
+                                      source="resourceClaimTemplateName: pref").replace(
+        "      - {name: gpu, resourceClaimTemplateName: pref}",
+        "      - {name: gpu, resourceClaimTemplateName: pref}\n      - {name: gpu2, resourceClaimTemplateName: pref}")
+    [f] = lint_text(text, select=["DRA401"]).findings
+    assert "`pref`" in f.message
+
+
 def test_no_preference_no_finding() -> None:
     assert _run("Deployment", "  replicas: 1\n", source="resourceClaimTemplateName: plain") == []
     assert _run("Deployment", "  replicas: 1\n", source="resourceClaimTemplateName: missing") == []

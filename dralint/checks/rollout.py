@@ -132,27 +132,32 @@ def rolling_update_preferred_device(obj: K8sObject, ctx: Context) -> Iterator[Vi
     s = surge_of(obj)
     if s is None:
         return
+    found: list[tuple[dra.PodClaim, K8sObject, dra.Request]] = []
     for claim, tmpl in _template_claims(obj, ctx):
-        for req in dra.requests(tmpl):
-            if not req.prioritized:
-                continue
-            names = [a.name or "?" for a in req.alternatives]
-            preferred, fallback = names[0], ", ".join(f"`{n}`" for n in names[1:])
-            how = ("`maxSurge: 0` and `maxUnavailable: 1` (or `strategy.type: Recreate`)" if s.kind == "Deployment"
-                   else "`maxSurge: 0`")
-            where: JsonPath = (s.path if s.path[-1] == "maxSurge" or s.path == ("spec", "strategy")
-                               else (*claim.path, "resourceClaimTemplateName"))
-            yield Violation(
-                f"{s.kind} `{obj.name or '?'}` rolls out with {s.explained}: each new pod gets a new claim from "
-                f"ResourceClaimTemplate `{tmpl.name}` while the old pod still holds its device, so request "
-                f"`{req.name or '?'}` is allocated a fallback ({fallback}) instead of the preferred `{preferred}` "
-                f"whenever that device is scarce — and keeps it after the old pod is gone, because allocations are "
-                f"immutable. Roll out with {how} so the old pod releases its device first",
-                where,
-                on="key" if where == ("spec", "strategy") else "value",
-                fix=_no_surge_fix(obj, s),
-            )
-            break
+        req = next((r for r in dra.requests(tmpl) if r.prioritized), None)
+        if req is not None:
+            found.append((claim, tmpl, req))
+    if not found:
+        return
+    claim, tmpl, req = found[0]
+    names = [a.name or "?" for a in req.alternatives]
+    preferred, fallback = names[0], ", ".join(f"`{n}`" for n in names[1:])
+    others = sorted({f"`{t.name}`" for _, t, _ in found[1:] if t.name != tmpl.name})
+    also = f" (so do the preferences in {', '.join(others)})" if others else ""
+    how = ("`maxSurge: 0` and `maxUnavailable: 1` (or `strategy.type: Recreate`)" if s.kind == "Deployment"
+           else "`maxSurge: 0`")
+    where: JsonPath = (s.path if s.path[-1] == "maxSurge" or s.path == ("spec", "strategy")
+                       else (*claim.path, "resourceClaimTemplateName"))
+    yield Violation(
+        f"{s.kind} `{obj.name or '?'}` rolls out with {s.explained}: each new pod gets a new claim from "
+        f"ResourceClaimTemplate `{tmpl.name}` while the old pod still holds its device, so request "
+        f"`{req.name or '?'}` is allocated a fallback ({fallback}) instead of the preferred `{preferred}` "
+        f"whenever that device is scarce — and keeps it after the old pod is gone, because allocations are "
+        f"immutable{also}. Roll out with {how} so the old pod releases its device first",
+        where,
+        on="key" if where == ("spec", "strategy") else "value",
+        fix=_no_surge_fix(obj, s),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
