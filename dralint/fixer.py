@@ -1663,7 +1663,7 @@ def plan_from_findings(findings: Iterable[Finding], required: Applicability,
     seen: set[tuple[Any, ...]] = set()
     for f in findings:
         fix = f.fix
-        if fix is None or fix.applicability < max(required, Applicability.UNSAFE) or not fix.edits:
+        if fix is None or fix.applicability < required or not fix.edits:
             continue
         if f.source:
             if notes is not None:

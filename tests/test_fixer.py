@@ -704,3 +704,34 @@ def test_killing_fix_mid_run_leaves_old_or_new_content(killable: tuple[Path, byt
         assert content in (old, new)
         seen.add(content == new)
     assert file_comments(load_bytes("big.yaml", new)) == file_comments(load_bytes("big.yaml", old))
+
+
+LIST = """apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: first}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: worker
+  spec:
+    resourceClaims:
+    - name: gpu
+      source:
+        resourceClaimTemplateName: one-gpu
+    containers:
+    - name: main
+      image: x
+      resources:
+        claims:
+        - name: gpu
+"""
+
+
+def test_fixes_reach_items_of_a_list_document() -> None:
+    out = fix_source(LIST, cfg("DRA309"), path="l.yaml").files[0]
+    assert out.failures == [] and dict(out.applied) == {"DRA309": 1}
+    assert out.after.decode() == LIST.replace("      source:\n        resourceClaimTemplateName: one-gpu\n",
+                                              "      resourceClaimTemplateName: one-gpu\n")
