@@ -26,7 +26,7 @@ from dralint.drivers import validate_profile as validate_drivers
 from dralint.engine import Result
 from dralint.load import HAVE_LIBYAML
 from dralint.model import Severity
-from dralint.profile import DriverProfile, ProfileError, normalize_minor, parse_bool_map
+from dralint.profile import DriverProfile, ProfileError, newest_minor, parse_bool_map, target_minor
 from dralint.report import ReportOptions, format_names, get_formatter
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -112,7 +112,7 @@ def build_run_config(kw: dict[str, Any]) -> Config:
     p = cfg.profile
     try:
         if kw.get("kubernetes_version"):
-            p.kubernetes_version = normalize_minor(kw["kubernetes_version"])
+            p.kubernetes_version = target_minor(kw["kubernetes_version"])
         if kw.get("feature_gates"):
             p.feature_gates.update(parse_bool_map(kw["feature_gates"], "feature gate"))
         if kw.get("runtime_config"):
@@ -179,6 +179,10 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
     click.echo(f"dralint {__version__}: config {cfg.path or '(none)'}", err=True)
     click.echo(f"  target Kubernetes {p.kubernetes_version}; feature gates {p.feature_gates or '{}'}; "
                f"runtime-config {p.runtime_config or '{}'}", err=True)
+    newest = newest_minor()
+    if p.minor > tuple(int(x) for x in newest.split(".")):
+        click.echo(f"  note: dralint has no data for Kubernetes {p.kubernetes_version}; judging with {newest}",
+                   err=True)
     if p.drivers:
         click.echo("  drivers: " + ", ".join(f"{d.name}={d.version or 'newest'}" for d in p.drivers), err=True)
     if not HAVE_LIBYAML:

@@ -19,7 +19,7 @@ import yaml
 from dralint.catalog import RuleMeta, catalog
 from dralint.drivers import validate_profile as validate_drivers
 from dralint.model import Severity
-from dralint.profile import ClusterProfile, DriverProfile, ProfileError, normalize_minor
+from dralint.profile import ClusterProfile, DriverProfile, ProfileError, target_minor
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -254,7 +254,7 @@ def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
     inv = raw.get("inventory", [])
     try:
         cfg.profile = ClusterProfile(
-            kubernetes_version=normalize_minor(str(raw["kubernetes-version"])) if "kubernetes-version" in raw else "",
+            kubernetes_version=target_minor(str(raw["kubernetes-version"])) if "kubernetes-version" in raw else "",
             feature_gates=dict(raw.get("feature-gates", {})),
             runtime_config=dict(raw.get("runtime-config", {})),
             drivers=[

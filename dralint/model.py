@@ -56,7 +56,7 @@ class Edit:
     - ``insert``: add ``key: value`` to the mapping at ``path``; ``index`` is the position
       (None = append at the end); ``after`` names an existing key to insert after.
     - ``append``: append ``value`` to the sequence at ``path`` (creating it if missing).
-    - ``wrap``: move the keys listed in ``value`` (a list of key names) of the mapping at ``path`` into
+    - ``wrap``: move the keys listed in ``value`` (a list or tuple of key names) of the mapping at ``path`` into
       a new child mapping named ``key``, placed where the first moved key was (v1beta1 flat request
       -> ``exactly``; ResourceClaimTemplate ``spec.devices`` -> ``spec.spec.devices``). Comments on the
       moved keys move with them.

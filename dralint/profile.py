@@ -72,6 +72,28 @@ def normalize_minor(text: str) -> str:
     return f"{int(m.group(1))}.{int(m.group(2))}"
 
 
+def target_minor(text: str) -> str:
+    """A target version the user asked for: normalised, and not older than the data dralint has.
+
+    DRA before 1.32 is a different API (classic DRA, v1alpha2/v1alpha3) that dralint does not model, so
+    pretending to check it would be worse than refusing. Newer minors than the data are judged with the
+    newest data (`--verbose` says so).
+    """
+    minor = normalize_minor(text)
+    oldest = known_minors()[0]
+    if _key(minor) < _key(oldest):
+        raise ProfileError(
+            f"Kubernetes {minor} is older than the oldest minor dralint knows ({oldest}); "
+            "DRA before 1.32 was a different API"
+        )
+    return minor
+
+
+def _key(minor: str) -> tuple[int, int]:
+    a, b = minor.split(".")
+    return int(a), int(b)
+
+
 def parse_bool_map(text: str, what: str) -> dict[str, bool]:
     """'A=true,B=false' -> {'A': True, 'B': False} (as kube components take them)."""
     out: dict[str, bool] = {}

@@ -110,3 +110,10 @@ def test_color_only_when_asked() -> None:
 @pytest.mark.parametrize("argv", [["--version"], ["rules"], ["check", "--help"]])
 def test_main_returns_int(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 0
+
+
+def test_target_versions_outside_the_data() -> None:
+    p = run(["check", "--kubernetes-version", "1.31", "examples/dra-v1"])
+    assert p.returncode == 2 and "older than the oldest minor" in p.stderr
+    p = run(["check", "--kubernetes-version", "1.40", "-v", "examples/dra-v1"])
+    assert p.returncode == 0 and "no data for Kubernetes 1.40" in p.stderr
