@@ -9,8 +9,11 @@ kinds other objects refer to, see `dralint.engine.summarize`) is stored here aft
   dralint version and a fingerprint of its code and data files, the input limits, and whether the
   file is read as JSON. Editing a file, upgrading dralint or changing a limit is a miss, never a
   stale hit. Paths are not part of the key: a renamed file is still a hit.
-- Entries are JSON, never pickle: the cache directory lives inside the repository and a checked-in
-  (hostile) cache must not be able to run code. A corrupt entry is a miss.
+- Entries are JSON text, never pickle: the cache directory lives inside the repository and a
+  checked-in (hostile) cache must not be able to run code. A corrupt entry is a miss.
+- Files whose size, mtime and inode match the previous run are not even read: ``paths.json``
+  remembers their key (files changed in the last two seconds are not remembered, as their mtime
+  could still move within one clock tick).
 - Writes go to a temporary file and are renamed into place, so concurrent runs (pre-commit runs
   hooks in parallel) never see half an entry. Any I/O error turns the cache off for the run; the
   result is the same, only slower.
@@ -23,14 +26,14 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from dralint import __version__
 
 #: bump when the summary layout changes
-FORMAT = 1
+FORMAT = 2
 
 _GITIGNORE = "# created by dralint: cached index summaries, safe to delete\n*\n"
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# dralint cache (see https://bford.info/cachedir/)\n"
@@ -59,7 +62,7 @@ def code_fingerprint() -> str:
 
 
 class SummaryCache:
-    """A directory of JSON summaries: ``<dir>/v<FORMAT>/<salt>/<key[:2]>/<key>.json``."""
+    """A directory of summaries: ``<dir>/v<FORMAT>/<salt>/<key[:2]>/<key>.json``."""
 
     def __init__(self, directory: Path, salt: str) -> None:
         self.root = directory
@@ -68,6 +71,8 @@ class SummaryCache:
         self._dir = str(self.dir)
         self._tmp = f".tmp-{os.getpid()}-"
         self._n = 0
+        self._paths: dict[str, object] = {}
+        self._paths_dirty = False
         self.enabled = True
         self.hits = 0
         self.misses = 0
@@ -82,21 +87,65 @@ class SummaryCache:
         return os.path.join(self._dir, key[:2], key + ".json")
 
     # -- read ---------------------------------------------------------------------------------
-    def get(self, key: str) -> Any | None:
-        """The stored summary (plain JSON data), or None on a miss or an unreadable entry."""
+    def get(self, key: str) -> bytes | None:
+        """The stored entry, or None on a miss (the caller validates what it reads)."""
         if not self.enabled:
             return None
         try:
             with open(self._path(key), "rb") as fh:
-                data = json.loads(fh.read())
-        except (OSError, ValueError, RecursionError):
-            self.misses += 1
-            return None
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
+                data = fh.read()
+        except OSError:
             self.misses += 1
             return None
         self.hits += 1
         return data
+
+    # -- the stat index: skip reading files that did not change -----------------------------
+    def _paths_file(self) -> str:
+        return os.path.join(self._dir, "paths.json")
+
+    def load_paths(self) -> None:
+        """Read the remembered (size, mtime, inode) -> key of each path (a miss when unreadable)."""
+        try:
+            with open(self._paths_file(), "rb") as fh:
+                data = json.loads(fh.read())
+            self._paths = data if isinstance(data, dict) else {}
+        except (OSError, ValueError, RecursionError):
+            self._paths = {}
+
+    def known_key(self, real_path: str, st: os.stat_result) -> str | None:
+        """The content key of a file whose size, mtime and inode match what was recorded for it."""
+        rec = self._paths.get(real_path)
+        if (
+            isinstance(rec, list) and len(rec) == 4 and rec[0] == st.st_size and rec[1] == st.st_mtime_ns
+            and rec[2] == st.st_ino and isinstance(rec[3], str)
+        ):
+            return rec[3]
+        return None
+
+    def remember(self, real_path: str, st: os.stat_result, key: str) -> None:
+        # a file modified in the last two seconds could change again within the same mtime tick
+        # (coarse filesystem clocks): record it next time, as git does with "racy" entries
+        if time.time_ns() - st.st_mtime_ns < 2_000_000_000:
+            return
+        rec = [st.st_size, st.st_mtime_ns, st.st_ino, key]
+        if self._paths.get(real_path) != rec:
+            self._paths[real_path] = rec
+            self._paths_dirty = True
+
+    def save_paths(self) -> None:
+        if not self.enabled or not self._paths_dirty:
+            return
+        self._n += 1
+        tmp = os.path.join(self._dir, f"{self._tmp}{self._n}")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(self._paths, fh, separators=(",", ":"))
+            os.replace(tmp, self._paths_file())
+            self._paths_dirty = False
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
     def has(self, key: str) -> bool:
         return self.enabled and os.path.exists(self._path(key))
@@ -121,7 +170,7 @@ class SummaryCache:
         return self.enabled
 
     def put(self, key: str, text: bytes) -> None:
-        """Store one summary (already serialised JSON with ``"format"``)."""
+        """Store one summary (`dralint.engine.FileSummary.to_bytes`)."""
         if not self.enabled:
             return
         target = self._path(key)

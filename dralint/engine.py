@@ -19,6 +19,7 @@ Findings are the same with and without workers and cache (tests/test_parallel.py
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -102,9 +103,9 @@ def lint_paths(
     if stdin is not None:
         inputs.append(Input(stdin[0], None, stdin[1], None, True))
     if context:
-        target_keys = {_key(p) for p in paths} | {_key(str(r.path)) for r in refs}
+        target_keys = {_key(p) for p in paths} | {r.key or _key(str(r.path)) for r in refs}
         crefs, _ = discover(context, config.exclude, config.root, follow_symlinks)
-        inputs += [Input.read(r, limits, target=False) for r in crefs if _key(str(r.path)) not in target_keys]
+        inputs += [Input.later(r) for r in crefs if (r.key or _key(str(r.path))) not in target_keys]
     result = lint_inputs(inputs, config, jobs=config.jobs if jobs is None else jobs)
     result.missing = missing
     return result
@@ -304,7 +305,7 @@ CARRIED_KINDS = frozenset({
 CARRIED_GROUPS = ("resource.k8s.io", "nvidia.com")
 #: non-Kubernetes documents (Helm values, plugin configs) travel in full up to this many characters
 CARRIED_VALUES_CHARS = 256 * 1024
-SUMMARY_FORMAT = 1
+SUMMARY_FORMAT = 2
 
 
 def carried(obj: K8sObject) -> bool:
@@ -314,35 +315,136 @@ def carried(obj: K8sObject) -> bool:
     return any(group == g or group.endswith("." + g) for g in CARRIED_GROUPS)
 
 
-def summarize(sf: SourceFile) -> dict[str, Any]:
-    """A file's contribution to the index, as JSON-ready data (the data values are still live).
+class Blob:
+    """JSON text of one object's data inside a stored summary, decoded on first use."""
+
+    __slots__ = ("buf", "end", "start")
+
+    def __init__(self, buf: bytes, start: int, end: int) -> None:
+        self.buf, self.start, self.end = buf, start, end
+
+    def value(self) -> Any:
+        return json.loads(self.buf[self.start : self.end])
+
+
+class FileSummary:
+    """A file's contribution to the index, without its parse tree.
 
     ``docs``: [document index, Helm source]; ``objects``: [document index, base path, apiVersion,
-    kind, name, namespace, data or None, carried]; ``values``: [document index, data or None, carried].
+    kind, name, namespace, data, carried]; ``values``: [document index, data, carried]. ``data`` is
+    the live value (just parsed), a `Blob` (read back), or None when not carried.
+
+    Stored form: one line of JSON (everything but the data), then the carried data as JSON texts
+    one after another, so that reading a summary decodes identities only; data is decoded when a
+    rule asks for it (most context objects are never looked at).
     """
-    docs: list[list[Any]] = []
-    objects: list[list[Any]] = []
-    values: list[list[Any]] = []
-    for doc in sf.documents:
-        if doc.skip:
-            continue
-        units = objects_of(sf, doc, False)
-        if not units:
-            continue
-        docs.append([doc.index, doc.source])
-        for u in units:
-            if isinstance(u, ValuesDoc):
-                keep = doc.end - doc.start <= CARRIED_VALUES_CHARS
-                values.append([doc.index, u.data if keep else None, keep])
+
+    __slots__ = ("docs", "objects", "values")
+
+    def __init__(self, docs: list[list[Any]], objects: list[list[Any]], values: list[list[Any]]) -> None:
+        self.docs, self.objects, self.values = docs, objects, values
+
+    @classmethod
+    def of(cls, sf: SourceFile) -> FileSummary:
+        docs: list[list[Any]] = []
+        objects: list[list[Any]] = []
+        values: list[list[Any]] = []
+        for doc in sf.documents:
+            if doc.skip:
+                continue
+            units = objects_of(sf, doc, False)
+            if not units:
+                continue
+            docs.append([doc.index, doc.source])
+            for u in units:
+                if isinstance(u, ValuesDoc):
+                    keep = doc.end - doc.start <= CARRIED_VALUES_CHARS
+                    values.append([doc.index, u.data if keep else None, keep])
+                else:
+                    keep = carried(u)
+                    objects.append([doc.index, list(u.base_path), u.api_version, u.kind, u.name, u.namespace,
+                                    u.data if keep else None, keep])
+        return cls(docs, objects, values)
+
+    def to_bytes(self) -> bytes:
+        blobs: list[bytes] = []
+        pos = 0
+
+        def ref(data: Any, keep: bool) -> list[int] | None:
+            nonlocal pos
+            if not keep:
+                return None
+            if isinstance(data, Blob):
+                b = data.buf[data.start : data.end]
             else:
-                keep = carried(u)
-                objects.append([doc.index, list(u.base_path), u.api_version, u.kind, u.name, u.namespace,
-                                u.data if keep else None, keep])
-    return {"format": SUMMARY_FORMAT, "docs": docs, "objects": objects, "values": values}
+                b = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            blobs.append(b)
+            pos += len(b)
+            return [pos - len(b), pos]
+
+        head = {
+            "format": SUMMARY_FORMAT,
+            "docs": self.docs,
+            "objects": [[*o[:6], ref(o[6], o[7]), o[7]] for o in self.objects],
+            "values": [[v[0], ref(v[1], v[2]), v[2]] for v in self.values],
+        }
+        return b"".join([json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), b"\n", *blobs])
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> FileSummary | None:
+        """Read a stored summary; None when it is not one (corrupt or foreign cache entries).
+
+        Every field the index relies on is type-checked, so a damaged entry is a miss rather than
+        a crash later on; this loop runs for every object of every cached file, so it is plain.
+        """
+        try:
+            nl = data.index(b"\n")
+            head = json.loads(data[:nl])
+            if head.__class__ is not dict or head.get("format") != SUMMARY_FORMAT:
+                return None
+            body = data[nl + 1 :]
+            size = len(body)
+            docs, objects, values = head["docs"], head["objects"], head["values"]
+            ids = set()
+            for d in docs:
+                if len(d) != 2 or d[0].__class__ is not int or not (d[1] is None or d[1].__class__ is str):
+                    return None
+                ids.add(d[0])
+            for o in objects:
+                if len(o) != 8 or o[0] not in ids:
+                    return None
+                for x in (o[2], o[3], o[4], o[5]):
+                    if x is not None and x.__class__ is not str:
+                        return None
+                base = o[1]
+                if base:
+                    if any(x.__class__ is not str and x.__class__ is not int for x in base):
+                        return None
+                    o[1] = tuple(base)
+                else:
+                    o[1] = ()
+                r = o[6]
+                if r is not None:
+                    if r[0].__class__ is not int or r[1].__class__ is not int or not 0 <= r[0] <= r[1] <= size:
+                        return None
+                    o[6] = Blob(body, r[0], r[1])
+                o[7] = o[7] is True
+            for v in values:
+                if len(v) != 3 or v[0] not in ids:
+                    return None
+                r = v[1]
+                if r is not None:
+                    if r[0].__class__ is not int or r[1].__class__ is not int or not 0 <= r[0] <= r[1] <= size:
+                        return None
+                    v[1] = Blob(body, r[0], r[1])
+                v[2] = v[2] is True
+        except (ValueError, TypeError, LookupError, AttributeError, RecursionError):
+            return None
+        return cls(docs, objects, values)
 
 
-def summary_json(summary: dict[str, Any]) -> bytes:
-    return json.dumps(summary, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+def summarize(sf: SourceFile) -> FileSummary:
+    return FileSummary.of(sf)
 
 
 class FileLoader:
@@ -392,9 +494,12 @@ class RemoteObject(K8sObject):
 
     @property
     def data(self) -> dict[str, Any]:
-        if self._data is None:
-            self._data = self._loader.data(self.doc.index, self.base_path) if self._loader else {}
-        return self._data  # type: ignore[no-any-return]
+        d = self._data
+        if d is None:
+            d = self._data = self._loader.data(self.doc.index, self.base_path) if self._loader else {}
+        elif d.__class__ is Blob:
+            d = self._data = d.value()
+        return d  # type: ignore[no-any-return]
 
     @data.setter
     def data(self, value: dict[str, Any]) -> None:
@@ -463,6 +568,8 @@ class RemoteValues(ValuesDoc):
         if not self._carried:
             self._data = self._loader.data(self.doc.index, ()) if self._loader else None
             self._carried = True
+        elif self._data.__class__ is Blob:
+            self._data = self._data.value()
         return self._data
 
     @data.setter
@@ -470,16 +577,16 @@ class RemoteValues(ValuesDoc):
         self._data, self._carried = value, True
 
 
-def add_summary(index: Index, display: str, summary: dict[str, Any], target: bool,
+def add_summary(index: Index, display: str, summary: FileSummary, target: bool,
                 loader: FileLoader | None) -> None:
     """Add a file to the index from its summary (objects in file order, as `Index.add_file` would)."""
     sf = SourceFile(path=display, raw=b"")
     index.files.append(sf)
-    docs = {int(i): Document(int(i), None, 0, 0, src) for i, src in summary["docs"]}
+    docs = {i: Document(i, None, 0, 0, src) for i, src in summary.docs}
     sf.documents = list(docs.values())
-    for doc_i, base, api, kind, name, ns, data, _ in summary["objects"]:
+    for doc_i, base, api, kind, name, ns, data, _ in summary.objects:
         index.add(RemoteObject(sf, docs[doc_i], tuple(base), [api, kind, name, ns], data, loader, target))
-    for doc_i, data, keep in summary["values"]:
+    for doc_i, data, keep in summary.values:
         index.values.append(RemoteValues(sf, docs[doc_i], data, keep, loader, target))
 
 
@@ -497,6 +604,7 @@ class Input:
     problem: SourceFile | None  # unreadable, special or oversized file (a DRA005 finding)
     target: bool
     key: str | None = None  # cache key (content hash)
+    unread: bool = False  # not read yet (a context file that may come from the cache)
 
     @classmethod
     def read(cls, ref: FileRef, limits: Limits, target: bool) -> Input:
@@ -504,6 +612,16 @@ class Input:
         if isinstance(raw, SourceFile):
             return cls(ref.display, ref, None, raw, target)
         return cls(ref.display, ref, raw, None, target)
+
+    @classmethod
+    def later(cls, ref: FileRef) -> Input:
+        return cls(ref.display, ref, None, None, False, unread=True)
+
+    def ensure_read(self, limits: Limits) -> None:
+        if self.unread and self.ref is not None:
+            raw = read_raw(self.ref, limits)
+            self.raw, self.problem = (None, raw) if isinstance(raw, SourceFile) else (raw, None)
+            self.unread = False
 
     def parse(self, limits: Limits) -> SourceFile:
         if self.problem is not None:
@@ -544,18 +662,40 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     """The pipeline behind `lint_paths`: cache lookups, then serial or parallel linting."""
     limits = limits_for(config)
     cache = open_cache(config, limits)
-    summaries: dict[int, dict[str, Any]] = {}
+    summaries: dict[int, FileSummary] = {}
+    stored: dict[int, bytes] = {}  # the cache entries behind ``summaries`` (workers get them as they are)
+    stat: dict[int, os.stat_result] = {}
     if cache is not None:
-        for i, inp in enumerate(inputs):
-            if inp.raw is None:
-                continue
-            inp.key = cache.key(inp.raw, inp.display.lower().endswith(".json"))
-            if not inp.target:
-                hit = cache.get(inp.key)
-                if hit is not None:
-                    summaries[i] = hit
+        cache.load_paths()
+    for i, inp in enumerate(inputs):
+        if cache is not None and inp.ref is not None and inp.ref.key:
+            with contextlib.suppress(OSError):
+                stat[i] = os.stat(inp.ref.path)
+        if inp.unread and cache is not None and inp.ref is not None and i in stat:
+            known = cache.known_key(inp.ref.key, stat[i])
+            entry = cache.get(known) if known else None
+            hit = FileSummary.from_bytes(entry) if entry is not None else None
+            if hit is not None:
+                inp.key = known
+                summaries[i], stored[i] = hit, entry  # type: ignore[assignment]
+                continue  # unchanged since it was summarised: not even read
+        inp.ensure_read(limits)
+        if cache is None or inp.raw is None:
+            continue
+        inp.key = cache.key(inp.raw, inp.display.lower().endswith(".json"))
+        if not inp.target:
+            entry = cache.get(inp.key)
+            hit = FileSummary.from_bytes(entry) if entry is not None else None
+            if hit is not None:
+                summaries[i], stored[i] = hit, entry  # type: ignore[assignment]
+    if cache is not None:
+        for i, st in stat.items():
+            ref, key = inputs[i].ref, inputs[i].key
+            if ref is not None and key is not None:
+                cache.remember(ref.key, st, key)
         if len(summaries) < len(inputs):
             cache.prepare()
+        cache.save_paths()
     todo = [i for i, inp in enumerate(inputs) if i not in summaries]
     nbytes = sum(len(inputs[i].raw or b"") for i in todo)
     n = choose_jobs(jobs, nbytes, len(todo))
@@ -564,14 +704,14 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     if n > 1:
         from dralint import parallel
 
-        result = parallel.lint_parallel(inputs, summaries, config, cache, n, stats)
+        result = parallel.lint_parallel(inputs, stored, summaries, config, cache, n, stats)
         if result is not None:
             return result
         stats["jobs"] = 1  # a worker failed: do it here
     return _lint_serial(inputs, summaries, config, cache, stats)
 
 
-def _lint_serial(inputs: list[Input], summaries: dict[int, dict[str, Any]], config: Config,
+def _lint_serial(inputs: list[Input], summaries: dict[int, FileSummary], config: Config,
                  cache: SummaryCache | None, stats: dict[str, Any]) -> Result:
     limits = limits_for(config)
     parsed: dict[int, SourceFile] = {}
@@ -582,11 +722,11 @@ def _lint_serial(inputs: list[Input], summaries: dict[int, dict[str, Any]], conf
         if inp.target:
             parsed[i] = sf
             if cache is not None and inp.key is not None and not cache.has(inp.key):
-                cache.put(inp.key, summary_json(summarize(sf)))
+                cache.put(inp.key, summarize(sf).to_bytes())
         else:
             summaries[i] = summarize(sf)  # the parse tree goes; the summary keeps what the index needs
             if cache is not None and inp.key is not None:
-                cache.put(inp.key, summary_json(summaries[i]))
+                cache.put(inp.key, summaries[i].to_bytes())
     index = Index()
     targets: list[SourceFile] = []
     for i, inp in enumerate(inputs):

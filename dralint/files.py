@@ -26,13 +26,7 @@ class FileRef:
     display: str  # as the user will see it in reports
     path: Path  # what to open
     explicit: bool = False  # named on the command line (lint it whatever its extension)
-
-
-def _rel(p: Path, root: Path) -> str:
-    try:
-        return _resolve(p).relative_to(_resolve(root)).as_posix()
-    except ValueError:
-        return p.as_posix()
+    key: str = ""  # the resolved path: the same file reached twice is linted once
 
 
 def _excluded(rel: str, excludes: Iterable[str]) -> bool:
@@ -47,11 +41,13 @@ def discover(
 ) -> tuple[list[FileRef], list[str]]:
     """Files to lint, plus messages about paths that do not exist.
 
-    Inside a directory, a symlink (to a file or a directory) is used only when it resolves inside
-    that directory, unless ``follow_symlinks``; symlinked directories are then walked once each, so a
-    link loop ends. Paths named explicitly are always used: the user asked for them.
+    Inside a directory, a symlinked file is used only when it resolves inside that directory, and a
+    symlinked directory is not entered, unless ``follow_symlinks``; each directory is then walked
+    once, so a link loop ends. Paths named explicitly are always used: the user asked for them.
+    Order: a directory's files (sorted), then its subdirectories (sorted), depth first.
     """
     root = root or Path.cwd()
+    root_real = str(_resolve(root))
     excludes = list(excludes)
     out: list[FileRef] = []
     missing: list[str] = []
@@ -62,48 +58,79 @@ def discover(
             missing.append(given)
             continue
         if p.is_dir():
-            top = _resolve(p)
-            walked: set[tuple[int, int]] = set()
-            for dirpath, dirnames, filenames in os.walk(p, followlinks=follow_symlinks):
-                d = Path(dirpath)
-                try:
-                    st = os.stat(d)
-                except OSError:
-                    dirnames[:] = []
-                    continue
-                if (st.st_dev, st.st_ino) in walked:  # reached again through a link: a loop or a duplicate
-                    dirnames[:] = []
-                    continue
-                walked.add((st.st_dev, st.st_ino))
-                dirnames[:] = sorted(
-                    n for n in dirnames
-                    if n not in DEFAULT_EXCLUDES
-                    and not (d / n / "pyvenv.cfg").exists()
-                    and not _excluded(_rel(d / n, root), excludes)
-                    and (not (d / n).is_symlink() or follow_symlinks or _inside(d / n, top))
-                )
-                for name in sorted(filenames):
-                    if not name.lower().endswith(EXTENSIONS):
-                        continue
-                    f = d / name
-                    if f.is_symlink() and not follow_symlinks and not _inside(f, top):
-                        continue
-                    rel = _rel(f, root)
-                    if _excluded(rel, excludes):
-                        continue
-                    key = str(_resolve(f))
-                    if key not in seen:
-                        seen.add(key)
-                        out.append(FileRef(_display(f), f))
+            _walk_dir(p, root_real, excludes, follow_symlinks, seen, out)
         else:
-            rel = _rel(p, root)
-            if _excluded(rel, excludes):
+            real = str(_resolve(p))
+            if _excluded(_rel_to(real, root_real, p.as_posix()), excludes):
                 continue
-            key = str(_resolve(p))
-            if key not in seen:
-                seen.add(key)
-                out.append(FileRef(_display(p), p, explicit=True))
+            if real not in seen:
+                seen.add(real)
+                out.append(FileRef(_display(p), p, explicit=True, key=real))
     return out, missing
+
+
+def _walk_dir(top: Path, root_real: str, excludes: list[str], follow: bool, seen: set[str],
+              out: list[FileRef]) -> None:
+    """Walk one directory given on the command line (iteratively: deep trees do not recurse)."""
+    top_real = str(_resolve(top))
+    top_display = _display(top)
+    walked: set[tuple[int, int]] = set()
+    # (display prefix, path to open, resolved path) of directories still to list, in reverse order
+    prefix = "" if top_display == "." else top_display if top_display.endswith("/") else top_display + "/"
+    stack: list[tuple[str, str, str]] = [(prefix, str(top), top_real)]
+    while stack:
+        prefix, dir_path, dir_real = stack.pop()
+        try:
+            st = os.stat(dir_path)
+            with os.scandir(dir_path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in walked:  # reached again through a link: a loop or a duplicate
+            continue
+        walked.add((st.st_dev, st.st_ino))
+        subdirs: list[tuple[str, str, str]] = []
+        for e in entries:
+            name = e.name
+            try:
+                is_link = e.is_symlink()
+                is_dir = e.is_dir()
+            except OSError:
+                is_link, is_dir = True, False
+            if is_dir:
+                if name in DEFAULT_EXCLUDES or os.path.exists(os.path.join(e.path, "pyvenv.cfg")):
+                    continue
+                if is_link and not follow:
+                    continue  # its files are reached through the real directory when that is inside
+                real = str(_resolve(Path(e.path))) if is_link else f"{dir_real}/{name}"
+                if _excluded(_rel_to(real, root_real, prefix + name), excludes):
+                    continue
+                subdirs.append((f"{prefix}{name}/", e.path, real))
+                continue
+            if not name.lower().endswith(EXTENSIONS):
+                continue
+            if is_link:
+                target = Path(e.path)
+                if not follow and not _inside(target, Path(top_real)):
+                    continue
+                real = str(_resolve(target))
+            else:
+                real = f"{dir_real}/{name}"
+            if _excluded(_rel_to(real, root_real, prefix + name), excludes):
+                continue
+            if real not in seen:
+                seen.add(real)
+                out.append(FileRef(prefix + name, Path(e.path), key=real))
+        stack.extend(reversed(subdirs))
+
+
+def _rel_to(real: str, root_real: str, fallback: str) -> str:
+    """The path relative to the project root (for exclude globs), or ``fallback`` outside it."""
+    if real.startswith(root_real.rstrip("/") + "/"):
+        return real[len(root_real.rstrip("/")) + 1 :]
+    if real == root_real:
+        return "."
+    return fallback
 
 
 def _resolve(p: Path) -> Path:

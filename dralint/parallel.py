@@ -18,7 +18,6 @@ If a worker dies or fails, the main process lints everything itself (`lint_paral
 from __future__ import annotations
 
 import contextlib
-import json
 import multiprocessing as mp
 import os
 import signal
@@ -32,6 +31,7 @@ from typing import Any
 from dralint.cache import SummaryCache
 from dralint.config import Config
 from dralint.engine import (
+    FileSummary,
     Input,
     InternalError,
     LazySourceFile,
@@ -40,7 +40,6 @@ from dralint.engine import (
     add_summary,
     limits_for,
     summarize,
-    summary_json,
 )
 from dralint.index import Index
 from dralint.load import SourceFile
@@ -73,6 +72,21 @@ def shares(sizes: Sequence[int], todo: Sequence[int], workers: int) -> list[list
     return [sorted(s) for s in out]
 
 
+def frame(parts: list[bytes]) -> bytes:
+    """Length-prefixed concatenation (one message for all summaries)."""
+    return b"".join(len(p).to_bytes(8, "little") + p for p in parts)
+
+
+def unframe(data: bytes) -> list[bytes]:
+    out = []
+    pos = 0
+    while pos < len(data):
+        n = int.from_bytes(data[pos : pos + 8], "little")
+        out.append(data[pos + 8 : pos + 8 + n])
+        pos += 8 + n
+    return out
+
+
 def _context() -> Any:
     # fork shares the inputs (already read) without copying; elsewhere spawn pickles the job
     methods = mp.get_all_start_methods()
@@ -81,7 +95,8 @@ def _context() -> Any:
 
 def lint_parallel(
     inputs: list[Input],
-    summaries: dict[int, dict[str, Any]],
+    stored: dict[int, bytes],
+    summaries: dict[int, FileSummary],
     config: Config,
     cache: SummaryCache | None,
     workers: int,
@@ -104,7 +119,10 @@ def lint_parallel(
             procs.append(p)
             conns.append(parent)
         # phase 1: summaries of every parsed file
-        parts: dict[int, bytes] = {i: summary_json(s) for i, s in summaries.items()}
+        parts: dict[int, bytes] = dict(stored)
+        for i, summary in summaries.items():
+            if i not in parts:
+                parts[i] = summary.to_bytes()
         pending = set(conns)
         while pending:
             for c in wait(list(pending)):
@@ -115,16 +133,19 @@ def lint_parallel(
                     return None
                 parts.update(payload)
                 pending.discard(c)
-        joined = b"[" + b",".join(parts[i] for i in range(len(inputs))) + b"]"
+        joined = frame([parts[i] for i in range(len(inputs))])
         for c in conns:
             c.send_bytes(joined)
         # meanwhile: the index the caller sees (targets are parsed again only if someone reads them)
         limits = limits_for(config)
         index = Index()
         files: list[SourceFile] = []
-        for inp, summary in zip(inputs, json.loads(joined), strict=True):
+        for i, inp in enumerate(inputs):
+            known = summaries.get(i) or FileSummary.from_bytes(parts[i])
             loader = inp.loader(limits, stats)
-            add_summary(index, inp.display, summary, inp.target, loader)
+            if known is None:  # cannot happen: these bytes were just written
+                return None
+            add_summary(index, inp.display, known, inp.target, loader)
             if inp.target:
                 files.append(LazySourceFile(inp.display, loader))
         # phase 2: findings
@@ -190,7 +211,7 @@ def _phase1(conn: Connection, job: _Job, share: list[int]) -> tuple[str, Any]:
     for i in share:
         inp = job.inputs[i]
         sf = inp.parse(limits)
-        text = summary_json(summarize(sf))
+        text = summarize(sf).to_bytes()
         if cache is not None and inp.key is not None and not (inp.target and cache.has(inp.key)):
             cache.put(inp.key, text)
             writes += 1
@@ -206,15 +227,18 @@ def _phase2(
     conn: Connection, job: _Job, mine: dict[int, SourceFile], stats: dict[str, Any]
 ) -> tuple[list[_FileResult], dict[str, Any]]:
     limits = limits_for(job.config)
-    summaries = json.loads(conn.recv_bytes())
+    parts = unframe(conn.recv_bytes())
     t0 = time.perf_counter()
     index = Index()
     for i, inp in enumerate(job.inputs):
         if i in mine:
             index.add_file(mine[i], target=True)
-        else:
-            add_summary(index, inp.display, summaries[i], inp.target, inp.loader(limits, stats))
-    del summaries
+            continue
+        summary = FileSummary.from_bytes(parts[i])
+        if summary is None:
+            raise RuntimeError(f"unreadable summary for {inp.display}")
+        add_summary(index, inp.display, summary, inp.target, inp.loader(limits, stats))
+    del parts
     runner = _Runner(job.config, index)
     objects, values = runner.units_by_file()
     results = []

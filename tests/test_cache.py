@@ -11,7 +11,7 @@ import pytest
 from dralint.cache import SummaryCache
 from dralint.cli import main
 from dralint.config import DEFAULT_EXCLUDES, build_config
-from dralint.engine import Result, lint_paths, summarize
+from dralint.engine import FileSummary, Result, lint_paths, summarize
 from dralint.files import discover
 from dralint.load import load_bytes
 from tests.test_parallel import canonical
@@ -124,8 +124,14 @@ def test_entries_are_json_never_pickle(repo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     lint(repo / "apps" / "pod.yaml", repo, cache)
     for p in entries(cache):
-        data = json.loads(p.read_bytes())
-        assert data["format"] == 1
+        raw = p.read_bytes()
+        head_text, _, body = raw.partition(b"\n")
+        head = json.loads(head_text)
+        assert head["format"] == 2
+        refs = [o[6] for o in head["objects"]] + [v[1] for v in head["values"]]
+        for start, end in (r for r in refs if r is not None):
+            json.loads(body[start:end])  # every carried object is plain JSON text
+        assert sum(e - s for s, e in (r for r in refs if r is not None)) == len(body)
     assert (cache / ".gitignore").read_text().strip().endswith("*")
     assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
 
@@ -149,10 +155,18 @@ def test_key_depends_on_content_and_limits(tmp_path: Path) -> None:
 def test_summary_carries_lookups_and_defers_the_rest() -> None:
     sf = load_bytes("x.yaml", (TEMPLATE + "---\n" + SERVICE + "---\nfoo: bar\n").encode())
     s = summarize(sf)
-    kinds = {o[3]: o for o in s["objects"]}
+    kinds = {o[3]: o for o in s.objects}
     assert kinds["ResourceClaimTemplate"][6]["spec"]["spec"]["devices"]["requests"][0]["name"] == "gpu"
     assert kinds["Service"][6] is None and kinds["Service"][4:6] == ["svc", "ml"]
-    assert s["values"] == [[2, {"foo": "bar"}, True]]
+    assert s.values == [[2, {"foo": "bar"}, True]]
+    back = FileSummary.from_bytes(s.to_bytes())
+    assert back is not None
+    assert [o[:6] for o in back.objects] == [[o[0], tuple(o[1]), *o[2:6]] for o in s.objects]
+    rct = next(o for o in back.objects if o[3] == "ResourceClaimTemplate")
+    assert rct[6].value() == kinds["ResourceClaimTemplate"][6]  # decoded on demand
+    assert back.values[0][1].value() == {"foo": "bar"}
+    assert FileSummary.from_bytes(b'{"format":2,"docs":[],"objects":[[0,[],null,"X",null,null,[0,99],true]],'
+                                  b'"values":[]}\n{}') is None  # a blob outside the entry
 
 
 def test_rules_reading_undeclared_context_data_still_see_it(repo: Path, tmp_path: Path) -> None:
@@ -171,7 +185,7 @@ def test_default_location_is_skipped_by_discovery(repo: Path, monkeypatch: pytes
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(repo)
     assert main(["check", "apps/pod.yaml", "--context", "."]) == 0
-    assert (repo / ".dralint_cache" / "v1").is_dir()
+    assert (repo / ".dralint_cache" / "v2").is_dir()
     assert ".dralint_cache" in DEFAULT_EXCLUDES
     refs, _ = discover(["."], root=repo)
     assert not any(".dralint_cache" in str(r.path) for r in refs)
