@@ -90,6 +90,27 @@ class LegacyKnowledge:
                 return str(note)
         return None
 
+    def is_gfd_label(self, key: str) -> bool:
+        """A gpu-feature-discovery / GPU Operator node label (known, or in NVIDIA's label prefixes)."""
+        return key in self.gfd_labels or key.startswith(("nvidia.com/gpu.", "nvidia.com/cuda.", "nvidia.com/mig."))
+
+    def gfd_cel(self, key: str, op: str, value: str) -> str | None:
+        """The CEL selector that picks the devices a node-label condition meant, when there is one.
+
+        ``op`` is a nodeSelector equality (``=``) or a node-affinity operator (In, Gt, Lt).
+        """
+        entry = self.gfd_labels.get(key)
+        if not entry:
+            return None
+        if op == "Gt" and "cel-gt" in entry:
+            return str(entry["cel-gt"]).format(value=value)
+        if op == "Lt" and "cel-lt" in entry:
+            return str(entry["cel-lt"]).format(value=value)
+        if op not in ("In", "=", "Equal") or "cel" not in entry:
+            return None
+        mapped = (entry.get("values") or {}).get(value, value)
+        return str(entry["cel"]).format(value=mapped)
+
     def quota_key(self, device_class: str) -> str:
         return self.quota_template.format(device_class=device_class)
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from dralint import dra, drivers, k8s, lifecycle
-from dralint.checks.legacy import Usage, _gfd_cel, usages
+from dralint.checks.legacy import Usage, usages
 from dralint.config import Config
 from dralint.engine import Result, limits_for, lint_files, load_paths
 from dralint.fixer import (
@@ -525,11 +525,10 @@ class _Planner:
                 value = value[: -len(_SHARED_SUFFIX)]
                 rep.notes.append(_SHARED_NOTE)
             return self._product_cel(vendor, value), profile
-        return _gfd_cel(self.know.gfd_labels, key, op, value), None
+        return self.know.gfd_cel(key, op, value), None
 
     def _convert_node_selection(self, obj: K8sObject, ps: k8s.PodSpecRef,
                                 rep: WorkloadReport) -> tuple[list[str], str | None, list[Edit]]:
-        labels = self.know.gfd_labels
         vendor = next((u.resource.vendor for u in usages(obj, self.ctx)), "gpu.nvidia.com")
         cels: list[str] = []
         profile: str | None = None
@@ -538,7 +537,7 @@ class _Planner:
         if isinstance(sel, dict):
             done: list[str] = []
             for key, value in sel.items():
-                if not _is_gfd(key, labels):
+                if not self.know.is_gfd_label(key):
                     continue
                 cel, prof = self._label_cel(key, "=", str(value), rep, vendor)
                 if cel is None:
@@ -558,7 +557,7 @@ class _Planner:
             exprs: list[Any] = raw_exprs if isinstance(raw_exprs, list) else []
             converted: list[int] = []
             for i, e in enumerate(exprs):
-                if not isinstance(e, dict) or not isinstance(e.get("key"), str) or not _is_gfd(e["key"], labels):
+                if not isinstance(e, dict) or not isinstance(e.get("key"), str) or not self.know.is_gfd_label(e["key"]):
                     continue
                 vals = e.get("values")
                 if not isinstance(vals, list) or len(vals) != 1:
@@ -599,10 +598,6 @@ def same_json(a: Any, b: Any) -> bool:
     from dralint.fixer import same
 
     return same(a, b)
-
-
-def _is_gfd(key: str, labels: dict[str, dict[str, Any]]) -> bool:
-    return key in labels or key.startswith(("nvidia.com/gpu.", "nvidia.com/cuda.", "nvidia.com/mig."))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -202,35 +202,17 @@ def legacy_gpu_quota(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
                         )
 
 
-def _gfd_cel(know_labels: dict[str, dict[str, Any]], key: str, op: str, value: str) -> str | None:
-    entry = know_labels.get(key)
-    if not entry:
-        return None
-    if op == "Gt" and "cel-gt" in entry:
-        return str(entry["cel-gt"]).format(value=value)
-    if op == "Lt" and "cel-lt" in entry:
-        return str(entry["cel-lt"]).format(value=value)
-    if op not in ("In", "=", "Equal") or "cel" not in entry:
-        return None
-    mapped = (entry.get("values") or {}).get(value, value)
-    return str(entry["cel"]).format(value=mapped)
-
-
-def _is_gfd(key: str, labels: dict[str, dict[str, Any]]) -> bool:
-    return key in labels or key.startswith(("nvidia.com/gpu.", "nvidia.com/cuda.", "nvidia.com/mig."))
-
-
 @rule("DRA206")
 def gfd_label_scheduling(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
-    labels = legacy(ctx.profile).gfd_labels
+    know = legacy(ctx.profile)
     for ps in obj.pod_specs:
         if not dra.pod_claims(ps):
             continue
         sel = ps.spec.get("nodeSelector")
         if isinstance(sel, dict):
             for key, value in sel.items():
-                if _is_gfd(key, labels):
-                    cel = _gfd_cel(labels, key, "=", str(value))
+                if know.is_gfd_label(key):
+                    cel = know.gfd_cel(key, "=", str(value))
                     yield Violation(_gfd_message(key, cel), (*ps.path, "nodeSelector", key))
         terms = k8s.get(ps.spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
                         "nodeSelectorTerms")
@@ -240,11 +222,11 @@ def gfd_label_scheduling(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
                 if not isinstance(exprs, list):
                     continue
                 for ei, e in enumerate(exprs):
-                    if not isinstance(e, dict) or not isinstance(e.get("key"), str) or not _is_gfd(e["key"], labels):
+                    if not isinstance(e, dict) or not isinstance(e.get("key"), str) or not know.is_gfd_label(e["key"]):
                         continue
                     raw_vals = e.get("values")
                     vals: list[Any] = raw_vals if isinstance(raw_vals, list) else []
-                    cel = _gfd_cel(labels, e["key"], str(e.get("operator")), str(vals[0])) if len(vals) == 1 else None
+                    cel = know.gfd_cel(e["key"], str(e.get("operator")), str(vals[0])) if len(vals) == 1 else None
                     path = (*ps.path, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
                             "nodeSelectorTerms", ti, "matchExpressions", ei, "key")
                     yield Violation(_gfd_message(e["key"], cel), path, on="value")
