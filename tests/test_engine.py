@@ -204,3 +204,36 @@ def test_discovery_skips_vcs_venvs_and_excludes(tmp_path: Path) -> None:
     cfg = build_config({"exclude": ["skip"]}, None, tmp_path)
     r = lint_paths([str(tmp_path)], cfg)
     assert sorted(Path(f.path).name for f in r.files) == ["a.yaml", "b.yml", "c.json"]
+
+
+def test_shared_claim_with_a_sharing_strategy_is_intended() -> None:
+    workload = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: nb, namespace: ml}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: nb}}
+  template:
+    metadata: {labels: {app: nb}}
+    spec:
+      resourceClaims:
+      - {name: gpu, resourceClaimName: shared}
+      containers:
+      - name: c
+        resources: {claims: [{name: gpu}]}
+"""
+    claim = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared, namespace: ml}
+spec:
+  devices:
+    requests:
+    - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}
+"""
+    sharing = """    config:
+    - opaque:
+        driver: gpu.nvidia.com
+        parameters: {apiVersion: resource.nvidia.com/v1beta1, kind: GpuConfig, sharing: {strategy: TimeSlicing}}
+"""
+    assert codes(lint_text(workload, select=["DRA307"], context=[("c.yaml", claim)])) == ["DRA307"]
+    assert codes(lint_text(workload, select=["DRA307"], context=[("c.yaml", claim + sharing)])) == []

@@ -162,6 +162,14 @@ def unknown_claim_request(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
                     )
 
 
+def _declares_sharing(claim: K8sObject) -> bool:
+    """The claim carries an opaque driver config with a sharing strategy (e.g. a GpuConfig TimeSlicing block)."""
+    configs = k8s.get(dra.claim_spec(claim), "devices", "config")
+    if not isinstance(configs, list):
+        return False
+    return any(isinstance(k8s.get(c, "opaque", "parameters", "sharing"), dict) for c in configs)
+
+
 @rule("DRA307", kinds=("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job",
                        "CronJob"))
 def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
@@ -179,6 +187,9 @@ def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterato
         for claim in dra.pod_claims(ps):
             if not claim.claim_name or claim.template_name:
                 continue
+            targets = dra.resolve(ctx.index, claim, obj.namespace)
+            if obj.kind != "DaemonSet" and any(_declares_sharing(c) for c in targets):
+                continue  # a claim configured for time-slicing/MPS is meant to be shared by the replicas
             who = "every node's pod" if obj.kind == "DaemonSet" else f"all {replicas} replicas"
             extra = (" Node-local devices are allocated on one node, so pods on other nodes stay Pending."
                      if obj.kind == "DaemonSet" else "")
