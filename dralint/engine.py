@@ -184,7 +184,8 @@ class _Runner:
         return Finding(
             rule=meta.code,
             name=meta.name,
-            severity=self.config.severity_for(meta),
+            severity=v.severity if v.severity is not None and meta.code not in self.config.severity
+            else self.config.severity_for(meta),
             message=v.message,
             path=sf.path,
             span=span,

@@ -102,6 +102,8 @@ class Violation:
     ``on`` says whether the position should be the mapping key (``"key"``, the default: a field
     is wrong or unexpected) or its value (``"value"``: the value has the wrong type or content).
     File-level rules that already know the position pass ``span`` instead of a path.
+    ``severity`` lets a rule report a milder variant (advice next to its errors); a severity the
+    user set for the rule in the configuration still wins.
     """
 
     message: str
@@ -109,6 +111,7 @@ class Violation:
     on: Literal["key", "value"] = "key"
     fix: Fix | None = None
     span: Span | None = None
+    severity: Severity | None = None
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,6 @@ from dralint.inventory import (
 from dralint.model import Applicability, Edit, Fix, JsonPath, Severity, Violation
 from dralint.registry import Context, rule
 
-#: the engine honours a per-violation severity when the model has one (the info variant of DRA403)
-_HAS_SEVERITY = "severity" in {f.name for f in dataclasses.fields(Violation)}
-
-
 # ----------------------------------------------------------------------------------------------
 # rollout strategy
 
@@ -292,14 +288,12 @@ def unsatisfiable_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
         yield Violation(f"no node can satisfy this claim with the inventory ({_source(inv)}): {why}. A pod using it "
                         "stays Pending (\"cannot allocate all claims\")", path)
         return
-    if not _HAS_SEVERITY:
-        return  # the alternative notice is advice (info); without per-finding severity it would be an error
     for r in spec.requests:
         if len(r.alternatives) < 2:
             continue
         for a in r.alternatives:
             if not alternative_possible(a, inv):
-                yield Violation(  # type: ignore[call-arg,unused-ignore]
+                yield Violation(
                     f"alternative {a.label()} of request `{r.name}` can never be allocated with the inventory "
                     f"({_source(inv)}): no node has {a.count} device{'s' if a.count > 1 else ''} of class "
                     f"`{a.device_class}` matching its selectors{_values_hint(a, inv, ctx)}; the request always falls "
