@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from dralint.config import build_config
-from dralint.engine import Input, limits_for
+from dralint.engine import Input, limits_for, quiet_gc, trees_built
 from dralint.files import discover
 from dralint.index import Index
 from dralint.registry import RuleImpl, load_checks
@@ -62,6 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     from dralint.engine import _Runner
 
     limits = limits_for(config)
+    with quiet_gc():
+        return measure(a, config, limits, spent, calls, _Runner)
+
+
+def measure(a: argparse.Namespace, config: Any, limits: Any, spent: dict[str, float], calls: dict[str, int],
+            runner_cls: Any) -> int:
     t0 = time.perf_counter()
     refs, _ = discover([a.corpus], config.exclude, config.root)
     inputs = [Input.read(r, limits, True) for r in refs]
@@ -70,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     index = Index()
     for sf in files:
         index.add_file(sf)
-    runner = _Runner(config, index)
+    runner = runner_cls(config, index)
+    trees_built()
     t2 = time.perf_counter()
     findings, _ = runner.lint_targets(files)
     t3 = time.perf_counter()

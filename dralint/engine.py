@@ -20,6 +20,7 @@ Findings are the same with and without workers and cache (tests/test_parallel.py
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import sys
@@ -272,14 +273,16 @@ class _Runner:
 
 def lint_files(targets: Iterable[SourceFile], context_files: Iterable[SourceFile], config: Config) -> Result:
     """Lint parsed files: findings for ``targets``; ``context_files`` only feed the index."""
-    index = Index()
-    targets = list(targets)
-    for sf in targets:
-        index.add_file(sf, target=True)
-    for sf in context_files:
-        index.add_file(sf, target=False)
-    runner = _Runner(config, index)
-    findings, suppressed = runner.lint_targets(targets)
+    with quiet_gc():
+        index = Index()
+        targets = list(targets)
+        for sf in targets:
+            index.add_file(sf, target=True)
+        for sf in context_files:
+            index.add_file(sf, target=False)
+        runner = _Runner(config, index)
+        trees_built()
+        findings, suppressed = runner.lint_targets(targets)
     findings.sort(key=Finding.sort_key)
     return Result(
         findings=findings,
@@ -712,8 +715,39 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     return _lint_serial(inputs, summaries, config, cache, stats)
 
 
+@contextlib.contextmanager
+def quiet_gc() -> Iterator[None]:
+    """Build parse trees with the cyclic garbage collector paused, then check with it frozen out.
+
+    Trees are acyclic and live for the whole run; with the collector on, every full collection
+    walks all of them again (measured: more than half of the load time on a 28 MB repository).
+    Rules still get a working collector for their own short-lived garbage: `freeze` moves the
+    trees out of its sight. Everything is restored on exit (library callers keep a normal GC).
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if was:
+            gc.enable()
+
+
+def trees_built() -> None:
+    """Called by `quiet_gc` users once the trees exist: hide them from the collector, turn it back on."""
+    gc.freeze()
+    gc.enable()
+
+
 def _lint_serial(inputs: list[Input], summaries: dict[int, FileSummary], config: Config,
                  cache: SummaryCache | None, stats: dict[str, Any]) -> Result:
+    with quiet_gc():
+        return _lint_serial_quiet(inputs, summaries, config, cache, stats)
+
+
+def _lint_serial_quiet(inputs: list[Input], summaries: dict[int, FileSummary], config: Config,
+                       cache: SummaryCache | None, stats: dict[str, Any]) -> Result:
     limits = limits_for(config)
     parsed: dict[int, SourceFile] = {}
     for i, inp in enumerate(inputs):
@@ -737,6 +771,7 @@ def _lint_serial(inputs: list[Input], summaries: dict[int, FileSummary], config:
         else:
             add_summary(index, inp.display, summaries[i], inp.target, inp.loader(limits, stats))
     runner = _Runner(config, index)
+    trees_built()
     findings, suppressed = runner.lint_targets(targets)
     findings.sort(key=Finding.sort_key)
     if cache is not None:

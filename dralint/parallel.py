@@ -18,6 +18,7 @@ If a worker dies or fails, the main process lints everything itself (`lint_paral
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -40,10 +41,12 @@ from dralint.engine import (
     add_summary,
     limits_for,
     summarize,
+    trees_built,
 )
 from dralint.index import Index
 from dralint.load import SourceFile
 from dralint.model import Finding
+from dralint.registry import load_checks
 
 
 @dataclass
@@ -107,6 +110,7 @@ def lint_parallel(
     sizes = [len(inp.raw or b"") for inp in inputs]
     plan = [s for s in shares(sizes, todo, workers) if s]
     job = _Job(inputs, config, cache)
+    load_checks()  # import every rule module once, here: forked workers inherit them
     ctx = _context()
     procs: list[Any] = []
     conns: list[Connection] = []
@@ -191,6 +195,7 @@ def lint_parallel(
 
 def _worker(conn: Connection, job: _Job, share: list[int]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C and stops us
+    gc.disable()  # see dralint.engine.quiet_gc; this process ends with the run
     try:
         conn.send(_phase1(conn, job, share))
     except Exception:  # report any failure; the main process then lints serially
@@ -240,6 +245,7 @@ def _phase2(
         add_summary(index, inp.display, summary, inp.target, inp.loader(limits, stats))
     del parts
     runner = _Runner(job.config, index)
+    trees_built()
     objects, values = runner.units_by_file()
     results = []
     for i in sorted(mine):
