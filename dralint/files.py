@@ -105,7 +105,7 @@ def _walk_dir(top: Path, root_real: str, excludes: list[str], follow: bool, seen
                 real = str(_resolve(Path(e.path))) if is_link else f"{dir_real}/{name}"
                 if _excluded(_rel_to(real, root_real, prefix + name), excludes):
                     continue
-                subdirs.append((f"{prefix}{name}/", e.path, real))
+                subdirs.append((f"{prefix}{printable(name)}/", e.path, real))
                 continue
             if not name.lower().endswith(EXTENSIONS):
                 continue
@@ -120,7 +120,7 @@ def _walk_dir(top: Path, root_real: str, excludes: list[str], follow: bool, seen
                 continue
             if real not in seen:
                 seen.add(real)
-                out.append(FileRef(prefix + name, Path(e.path), key=real))
+                out.append(FileRef(prefix + printable(name), Path(e.path), key=real))
         stack.extend(reversed(subdirs))
 
 
@@ -142,8 +142,18 @@ def _resolve(p: Path) -> Path:
 
 
 def _display(p: Path) -> str:
-    s = p.as_posix()
+    s = printable(p.as_posix())
     return s[2:] if s.startswith("./") else s
+
+
+def printable(name: str) -> str:
+    """A file name as reports can print it: bytes that are not UTF-8 (kept by the OS as surrogate
+    escapes) are shown as ``\\xNN``, so no report writer fails on a hostile file name."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _inside(p: Path, top: Path) -> bool:

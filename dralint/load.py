@@ -95,6 +95,9 @@ class Limits:
     #: expanded node count (aliases counted every time they are used) per document
     max_expanded_nodes: int = 1_000_000
     max_nesting: int = 200
+    #: lines plus commas in one file, a cheap upper bound for its node count: the composer builds
+    #: every node before any check runs (~250 bytes each), so this bounds memory to ~1 GB
+    max_file_tokens: int = 4_000_000
 
 
 @dataclass
@@ -267,6 +270,7 @@ class _Walker:
             if memo is not None:
                 memo[i] = out
             merges: list[yaml.Node] = []
+            positions: dict[str, int] | None = None
             for kn, vn in n.value:
                 kt = kn.tag
                 if kt == _STR and kn.__class__ is _ScalarNode:
@@ -283,13 +287,17 @@ class _Walker:
                     v, sz = self.walk(vn, depth + 1)
                     size += sz
                 if k in out:
-                    first = list(out).index(k)
+                    if positions is None:  # the first repeated key: index the keys once (no quadratic search)
+                        positions = {key: j for j, key in enumerate(out)}
+                    first = positions[k]
                     self.duplicates.append((k, kn.start_mark.index, kn.end_mark.index, lc[first * 4]))
                     out[k] = v  # the API server's lenient decoders keep the last value
                     lc[first * 4 : first * 4 + 4] = (
                         kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index
                     )
                     continue
+                if positions is not None:
+                    positions[k] = len(out)
                 out[k] = v
                 lc += (kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index)
             for mn in merges:
@@ -520,7 +528,9 @@ def _assign_sources(sf: SourceFile) -> None:
 def _json_fallback(sf: SourceFile) -> bool:
     try:
         data = json.loads(sf.text)
-    except ValueError:
+        # JSON may escape a lone surrogate (`"\\ud800"`), which no report can print: not text
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         return False
     sf.documents = [Document(0, _plain_to_located(data, 0, len(sf.text)), 0, len(sf.text))]
     return True
@@ -546,6 +556,19 @@ def _plain_to_located(data: Any, s: int, e: int) -> Any:
 def load_bytes(path: str, raw: bytes, limits: Limits | None = None) -> SourceFile:
     """Parse one file. Never raises for bad input; see `SourceFile.problems`."""
     limits = limits or Limits()
+    try:
+        return _load_bytes(path, raw, limits)
+    except MemoryError:
+        # millions of tiny nodes (a flow list of numbers) can exhaust memory below the size limit;
+        # the half-built nodes are garbage now, so the run goes on with a finding for this file
+        sf = SourceFile(path=path, raw=raw)
+        sf.problems.append(LoadProblem(
+            "DRA005", "input refused: the file has too many YAML nodes to parse within the memory limit",
+            Span(1, 1, 1, 1)))
+        return sf
+
+
+def _load_bytes(path: str, raw: bytes, limits: Limits) -> SourceFile:
     sf = SourceFile(path=path, raw=raw, is_json=path.lower().endswith(".json"))
     if len(raw) > limits.max_file_bytes:
         sf.problems.append(
@@ -556,6 +579,11 @@ def load_bytes(path: str, raw: bytes, limits: Limits | None = None) -> SourceFil
     if not _decode(sf):
         return sf
     text = sf.text
+    if len(text) > limits.max_file_tokens and text.count("\n") + text.count(",") > limits.max_file_tokens:
+        sf.problems.append(LoadProblem(
+            "DRA005", f"input refused: more than {limits.max_file_tokens:,} lines and list items in one file",
+            Span(1, 1, 1, 1)))
+        return sf
     if "{{" in text:
         try:
             nodes = [n for n in yaml.compose_all(text, Loader=_Loader) if n is not None]
