@@ -302,10 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             "targets": [{"name": n, "target": t, "met": ok} for n, t, ok in verdicts],
             "identical_findings": identical,
         }, indent=2))
-    shutil.rmtree(out, ignore_errors=True)
-    shutil.rmtree(cache, ignore_errors=True)
-    if a.corpus is None:
-        shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)  # outputs, cache, and the corpus when it was generated here
     return 0
 
 

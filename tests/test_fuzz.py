@@ -258,6 +258,13 @@ KNOWN_CRASHES: dict[tuple[str, str], bytes] = {
     ("DRA302", "unhashable type"): b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
                                    b"  - name: main\n    resources:\n      claims:\n      - name: {}\n"
                                    b"  resourceClaims:\n  - {name: gpu, resourceClaimTemplateName: t}\n",
+    # checks/rollout.py DRA403 takes `r.alternatives[0]` of a request whose `exactly` is not a mapping
+    ("DRA403", "IndexError"): b"apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaimTemplate\n"
+                              b"metadata: {name: x, namespace: default}\nspec:\n  spec:\n    devices:\n"
+                              b"      requests:\n      - {name: gpu, exactly: ''}\n---\n"
+                              b"apiVersion: resource.k8s.io/v1beta2\nkind: ResourceSlice\nmetadata: {name: s}\n"
+                              b"spec:\n  driver: gpu.nvidia.com\n  nodeName: n1\n"
+                              b"  pool: {name: p, generation: 1, resourceSliceCount: 1}\n  devices:\n  - name: g0\n",
 }
 
 
