@@ -179,6 +179,8 @@ def _judgeable(spec: ClaimSpec, inv: Inventory, ctx: Context) -> bool:
     for the drivers they cover: every device class must match some device there."""
     if not spec.requests or spec.unknown() is not None:
         return False
+    if any(not r.alternatives for r in spec.requests):
+        return False  # a malformed request (nothing to allocate): the conformance rules say what is wrong
     if inv.authoritative:
         return True
     ev = evaluator(inv, ctx.profile, ctx.cache)
@@ -251,6 +253,8 @@ def _diagnose(spec: ClaimSpec, inv: Inventory, ctx: Context) -> tuple[str, JsonP
                     f"{inv.devices[i].label()}: {msg} (the scheduler treats a selector error as an allocation error "
                     "for the node, not as a device that does not match)", (*req.path, "name"))
     for r in spec.requests:
+        if not r.alternatives:
+            continue  # a request with nothing to allocate (malformed `exactly`): schema rules report it
         counts = [(_per_node(a, inv), a) for a in r.alternatives]
         if all(not c for c, _ in counts):
             a = r.alternatives[0]

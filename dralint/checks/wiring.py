@@ -37,7 +37,8 @@ def undeclared_container_claim(obj: K8sObject, ctx: Context) -> Iterator[Violati
 def unused_pod_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for ps in obj.pod_specs:
         used = {
-            ref.get("name") for c in k8s.containers(ps) for _, ref in dra.container_claim_refs(c)
+            name for c in k8s.containers(ps) for _, ref in dra.container_claim_refs(c)
+            if isinstance(name := ref.get("name"), str)
         }
         for claim in dra.pod_claims(ps):
             if claim.name and claim.name not in used:
