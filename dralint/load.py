@@ -15,8 +15,8 @@ import json
 import re
 from array import array
 from bisect import bisect_right
-from itertools import accumulate
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import yaml
