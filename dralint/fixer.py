@@ -1398,6 +1398,8 @@ def _content_ends(text: str) -> dict[int, int]:
             if root is None:
                 root = ev.start_mark.index
             last = max(last, ev.end_mark.index)
+    if len(_ENDS) >= _PARSED_MAX:  # bounded like _PARSED: library callers run many fixes in one process
+        _ENDS.pop(next(iter(_ENDS)))
     _ENDS[text] = ends
     return ends
 
