@@ -81,7 +81,8 @@ class LegacyKnowledge:
                     profile = m.groupdict().get("profile")
                     found = LegacyResource(name, p.kind, p.vendor, p.device_class, profile)
                     break
-        self._memo[name] = found
+        if len(self._memo) < 65536:  # the knowledge object lives for the process: keep the memo bounded
+            self._memo[name] = found
         return found
 
     def false_friend(self, name: str) -> str | None:
