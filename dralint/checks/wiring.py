@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterator
 
 from dralint import dra, k8s
-from dralint.index import K8sObject
+from dralint.index import K8sObject, same_namespace
 from dralint.model import Applicability, Edit, Fix, Violation
 from dralint.registry import Context, rule
 
@@ -14,6 +14,16 @@ from dralint.registry import Context, rule
 def _suggest(name: str, candidates: list[str]) -> str:
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
     return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def _names_in(ctx: Context, kind: str, namespace: str | None) -> list[str]:
+    """Names of ``kind`` a pod in ``namespace`` could use, for "did you mean" (once per run and namespace)."""
+    key = ("wiring-names", kind, namespace)
+    names = ctx.cache.get(key)
+    if names is None:
+        names = [o.name for o in ctx.index.of_kind(kind) if o.name and same_namespace(o.namespace, namespace)]
+        ctx.cache[key] = names
+    return list(names)
 
 
 @rule("DRA301")
@@ -63,7 +73,7 @@ def missing_resource_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for ps in obj.pod_specs:
         for claim in dra.pod_claims(ps):
             if claim.claim_name and not claim.template_name and not dra.resolve(ctx.index, claim, obj.namespace):
-                names = [o.name for o in ctx.index.of_kind("ResourceClaim") if o.name]
+                names = _names_in(ctx, "ResourceClaim", obj.namespace)
                 ns = f" in namespace `{obj.namespace}`" if obj.namespace else ""
                 hint = _elsewhere(obj, ctx, "ResourceClaim", claim.claim_name) or _suggest(claim.claim_name, names)
                 yield Violation(
@@ -84,7 +94,7 @@ def missing_claim_template(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
                 continue
             if dra.resolve(ctx.index, claim, obj.namespace) or dra.template_providers(ctx.index, name, obj.namespace):
                 continue
-            names = [o.name for o in ctx.index.of_kind("ResourceClaimTemplate") if o.name]
+            names = _names_in(ctx, "ResourceClaimTemplate", obj.namespace)
             ns = f" in namespace `{obj.namespace}`" if obj.namespace else ""
             yield Violation(
                 f"ResourceClaimTemplate `{name}` is not defined in the linted files{ns} (nor created by a "
