@@ -12,6 +12,7 @@ whole-process numbers and py-spy or pyinstrument for line-level detail.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from dralint.config import build_config
 from dralint.engine import Input, limits_for, quiet_gc, trees_built
 from dralint.files import discover
 from dralint.index import Index
-from dralint.registry import RuleImpl, load_checks
+from dralint.registry import load_checks
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         return wrapper
 
     for code, impl in list(registry.items()):
-        registry[code] = RuleImpl(impl.code, timed(code, impl.fn), impl.scope, impl.kinds)
+        registry[code] = dataclasses.replace(impl, fn=timed(code, impl.fn))
 
     from dralint.engine import _Runner
 

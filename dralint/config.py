@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from dralint.catalog import RuleMeta, catalog
@@ -216,6 +215,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 
 def _validate(raw: dict[str, Any], where: str) -> None:
+    if not raw:
+        return  # no configuration: nothing to check, and no jsonschema import (~30 ms) on every hook run
+    import jsonschema
+
     errors = sorted(jsonschema.Draft202012Validator(CONFIG_SCHEMA).iter_errors(raw), key=lambda e: list(e.path))
     if errors:
         e = errors[0]
@@ -241,6 +244,8 @@ def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
         meta = _resolve_code(code, cat, where)
         schema: dict[str, Any] = dict(meta.options) if meta.options else {"type": "object", "properties": {}}
         schema.setdefault("additionalProperties", False)
+        import jsonschema
+
         try:
             jsonschema.validate(opts, schema)
         except jsonschema.ValidationError as e:

@@ -18,9 +18,16 @@ from dralint import k8s
 from dralint.load import Document, SourceFile
 from dralint.model import JsonPath, ObjectRef
 
+#: `K8sObject.facets` bits: the object holds a pod spec / a pod spec that uses DRA claims
+POD = 1
+CLAIMS = 2
+
 
 @dataclass(eq=False)
 class K8sObject:
+    """One object. Its identity (kind, name, namespace…) is read once: rules ask for it millions of
+    times in a large run, and the data is not mutated after loading."""
+
     file: SourceFile
     doc: Document
     data: dict[str, Any]
@@ -28,40 +35,40 @@ class K8sObject:
     #: findings on this object are reported (False for objects that are only context)
     target: bool = True
 
-    @property
+    @cached_property
     def api_version(self) -> str | None:
         v = self.data.get("apiVersion")
         return v if isinstance(v, str) else None
 
-    @property
+    @cached_property
     def kind(self) -> str | None:
         v = self.data.get("kind")
         return v if isinstance(v, str) else None
 
-    @property
+    @cached_property
     def group(self) -> str:
         return k8s.api_group(self.api_version)
 
-    @property
+    @cached_property
     def version(self) -> str:
         return k8s.api_version_of(self.api_version)
 
-    @property
+    @cached_property
     def metadata(self) -> dict[str, Any]:
         m = self.data.get("metadata")
         return m if isinstance(m, dict) else {}
 
-    @property
+    @cached_property
     def name(self) -> str | None:
         v = self.metadata.get("name")
         return v if isinstance(v, str) else None
 
-    @property
+    @cached_property
     def namespace(self) -> str | None:
         v = self.metadata.get("namespace")
         return v if isinstance(v, str) else None
 
-    @property
+    @cached_property
     def annotations(self) -> dict[str, Any]:
         a = self.metadata.get("annotations")
         return a if isinstance(a, dict) else {}
@@ -77,6 +84,14 @@ class K8sObject:
     @cached_property
     def pod_specs(self) -> list[k8s.PodSpecRef]:
         return k8s.pod_specs(self.kind, self.data)
+
+    @cached_property
+    def facets(self) -> int:
+        """`POD`/`CLAIMS` bits, so that the engine skips the rules that would find nothing to look at."""
+        specs = self.pod_specs
+        if not specs:
+            return 0
+        return POD | (CLAIMS if any(k8s.uses_claims(ps.spec) for ps in specs) else 0)
 
     def label(self) -> str:
         return self.ref.label()

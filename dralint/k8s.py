@@ -124,6 +124,25 @@ def containers(ps: PodSpecRef) -> Iterator[ContainerRef]:
                 yield ContainerRef((*ps.path, f, i), c, f, name if isinstance(name, str) else f"#{i}")
 
 
+def uses_claims(spec: dict[str, Any]) -> bool:
+    """Whether a pod spec mentions DRA claims anywhere (pod ``resourceClaims``, pod or container
+    ``resources.claims``), well-formed or not: the claim rules have nothing to say about the others."""
+    if "resourceClaims" in spec:
+        return True
+    res = spec.get("resources")
+    if isinstance(res, dict) and "claims" in res:
+        return True
+    for f in CONTAINER_FIELDS:
+        items = spec.get(f)
+        if isinstance(items, list):
+            for c in items:
+                if isinstance(c, dict):
+                    r = c.get("resources")
+                    if isinstance(r, dict) and "claims" in r:
+                        return True
+    return False
+
+
 def pod_claims(ps: PodSpecRef) -> list[tuple[int, dict[str, Any]]]:
     claims = ps.spec.get("resourceClaims")
     if not isinstance(claims, list):

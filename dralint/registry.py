@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from dralint.profile import ClusterProfile
 
 Scope = Literal["object", "file", "values"]
+#: what an object check needs to find anything: a pod spec, or a pod spec that uses DRA claims
+Needs = Literal["pod", "claims"]
 
 
 @dataclass
@@ -45,16 +47,20 @@ class RuleImpl:
     scope: Scope
     #: object kinds the check applies to (None = every object); filtered by the engine
     kinds: frozenset[str] | None
+    #: objects without this are skipped by the engine (see `K8sObject.facets`)
+    needs: Needs | None = None
 
 
 REGISTRY: dict[str, RuleImpl] = {}
 
 
-def rule(code: str, *, scope: Scope = "object", kinds: tuple[str, ...] | None = None) -> Callable[[CheckFn], CheckFn]:
+def rule(
+    code: str, *, scope: Scope = "object", kinds: tuple[str, ...] | None = None, needs: Needs | None = None
+) -> Callable[[CheckFn], CheckFn]:
     def deco(fn: CheckFn) -> CheckFn:
         if code in REGISTRY and REGISTRY[code].fn is not fn:
             raise RuntimeError(f"rule {code} registered twice ({REGISTRY[code].fn.__qualname__}, {fn.__qualname__})")
-        REGISTRY[code] = RuleImpl(code, fn, scope, frozenset(kinds) if kinds else None)
+        REGISTRY[code] = RuleImpl(code, fn, scope, frozenset(kinds) if kinds else None, needs)
         return fn
 
     return deco

@@ -63,7 +63,7 @@ def _where(obj: K8sObject, u: Usage) -> str:
     return f"{kind} `{u.container.name}`"
 
 
-@rule("DRA201")
+@rule("DRA201", needs="pod")
 def legacy_gpu_extended_resource(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for u in usages(obj, ctx):
         if u.resource.kind != "gpu":
@@ -76,7 +76,7 @@ def legacy_gpu_extended_resource(obj: K8sObject, ctx: Context) -> Iterator[Viola
         )
 
 
-@rule("DRA202")
+@rule("DRA202", needs="pod")
 def legacy_mig_extended_resource(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for u in usages(obj, ctx):
         if u.resource.kind != "mig":
@@ -90,7 +90,7 @@ def legacy_mig_extended_resource(obj: K8sObject, ctx: Context) -> Iterator[Viola
         )
 
 
-@rule("DRA203")
+@rule("DRA203", needs="pod")
 def legacy_shared_gpu_resource(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for u in usages(obj, ctx):
         if u.resource.kind != "shared":
@@ -129,7 +129,7 @@ def _class_serves_gpu(index: Index, name: str, ctx: Context) -> bool:
     return False
 
 
-@rule("DRA204")
+@rule("DRA204", needs="pod")
 def mixed_allocation_models(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     uses = usages(obj, ctx)
     if not uses:
@@ -202,7 +202,7 @@ def legacy_gpu_quota(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
                         )
 
 
-@rule("DRA206")
+@rule("DRA206", needs="claims")
 def gfd_label_scheduling(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     know = legacy(ctx.profile)
     for ps in obj.pod_specs:
@@ -240,7 +240,7 @@ def _gfd_message(key: str, cel: str | None) -> str:
     return msg
 
 
-@rule("DRA208")
+@rule("DRA208", needs="pod")
 def extended_resource_bridge(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     if not obj.pod_specs:
         return

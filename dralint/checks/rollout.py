@@ -123,7 +123,7 @@ def _template_claims(obj: K8sObject, ctx: Context) -> Iterator[tuple[dra.PodClai
                 yield claim, found[0]
 
 
-@rule("DRA401", kinds=("Deployment", "DaemonSet"))
+@rule("DRA401", kinds=("Deployment", "DaemonSet"), needs="claims")
 def rolling_update_preferred_device(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     s = surge_of(obj)
     if s is None:
@@ -312,7 +312,7 @@ def _where(obj: K8sObject, s: Surge) -> JsonPath:
     return ("spec", "replicas") if isinstance(spec, dict) and "replicas" in spec else s.path
 
 
-@rule("DRA402", kinds=("Deployment", "DaemonSet"))
+@rule("DRA402", kinds=("Deployment", "DaemonSet"), needs="claims")
 def rolling_update_scarce_device(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     s = surge_of(obj)
     if s is None:

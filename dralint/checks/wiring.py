@@ -2,31 +2,41 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from dralint import dra, k8s
-from dralint.index import K8sObject, same_namespace
+from dralint.index import K8sObject
 from dralint.model import Applicability, Edit, Fix, Violation
 from dralint.registry import Context, rule
+from dralint.suggest import closest
 
 
 def _suggest(name: str, candidates: list[str]) -> str:
-    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
-    return f"; did you mean `{close[0]}`?" if close else ""
+    close = closest(name, candidates)
+    return f"; did you mean `{close}`?" if close else ""
 
 
 def _names_in(ctx: Context, kind: str, namespace: str | None) -> list[str]:
-    """Names of ``kind`` a pod in ``namespace`` could use, for "did you mean" (once per run and namespace)."""
-    key = ("wiring-names", kind, namespace)
-    names = ctx.cache.get(key)
-    if names is None:
-        names = [o.name for o in ctx.index.of_kind(kind) if o.name and same_namespace(o.namespace, namespace)]
-        ctx.cache[key] = names
-    return list(names)
+    """Names of ``kind`` a pod in ``namespace`` could use, for "did you mean" (one pass over the kind per run)."""
+    hit: list[str] | None = ctx.cache.get(("wiring-names", kind, namespace))
+    if hit is not None:
+        return hit
+    by_ns: dict[str | None, list[str]] | None = ctx.cache.get(("wiring-names", kind))
+    if by_ns is None:
+        by_ns = {}
+        for o in ctx.index.of_kind(kind):
+            if o.name:
+                by_ns.setdefault(o.namespace, []).append(o.name)
+        ctx.cache[("wiring-names", kind)] = by_ns
+    if namespace is None:  # applied to the current namespace: any of them
+        hit = [n for names in by_ns.values() for n in names]
+    else:  # objects without a namespace land in the pod's
+        hit = by_ns.get(namespace, []) + by_ns.get(None, [])
+    ctx.cache[("wiring-names", kind, namespace)] = hit
+    return hit
 
 
-@rule("DRA301")
+@rule("DRA301", needs="claims")
 def undeclared_container_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for ps in obj.pod_specs:
         declared = [c.name for c in dra.pod_claims(ps) if c.name]
@@ -43,7 +53,7 @@ def undeclared_container_claim(obj: K8sObject, ctx: Context) -> Iterator[Violati
                     )
 
 
-@rule("DRA302")
+@rule("DRA302", needs="claims")
 def unused_pod_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for ps in obj.pod_specs:
         used = {
@@ -68,7 +78,7 @@ def _elsewhere(obj: K8sObject, ctx: Context, kind: str, name: str) -> str:
     return ""
 
 
-@rule("DRA303")
+@rule("DRA303", needs="claims")
 def missing_resource_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for ps in obj.pod_specs:
         for claim in dra.pod_claims(ps):
@@ -85,7 +95,7 @@ def missing_resource_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
                 )
 
 
-@rule("DRA304")
+@rule("DRA304", needs="claims")
 def missing_claim_template(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for ps in obj.pod_specs:
         for claim in dra.pod_claims(ps):
@@ -137,7 +147,7 @@ def unknown_device_class(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
             )
 
 
-@rule("DRA306")
+@rule("DRA306", needs="claims")
 def unknown_claim_request(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for ps in obj.pod_specs:
         claims = {c.name: c for c in dra.pod_claims(ps) if c.name}
@@ -182,7 +192,7 @@ def _declares_sharing(claim: K8sObject) -> bool:
 
 
 @rule("DRA307", kinds=("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job",
-                       "CronJob"))
+                       "CronJob"), needs="claims")
 def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     replicas = k8s.replicas(obj.kind, obj.data)
     if obj.kind in ("Job", "CronJob"):
@@ -213,7 +223,7 @@ def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterato
             )
 
 
-@rule("DRA309")
+@rule("DRA309", needs="claims")
 def pod_claim_source(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for ps in obj.pod_specs:
         for claim in dra.pod_claims(ps):
