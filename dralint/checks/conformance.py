@@ -25,7 +25,7 @@ from functools import cache
 from typing import Any
 
 from dralint import dra, k8s, lifecycle, schema
-from dralint.index import K8sObject
+from dralint.index import CLAIMS, K8sObject
 from dralint.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
 from dralint.registry import Context, rule
@@ -752,7 +752,8 @@ def invalid_device_request(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
             yield from _slice_checks(obj, lc)
         elif kind == "DeviceTaintRule":
             yield from _taint_checks(k8s.get(obj.data, "spec", "taint"), ("spec", "taint"), lc, single=True)
-    yield from _pod_checks(obj)
+    if obj.facets & CLAIMS:  # every pod check is about claims
+        yield from _pod_checks(obj)
 
 
 def _device_class_checks(obj: K8sObject, lc: Lifecycle) -> Iterator[Violation]:
