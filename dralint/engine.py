@@ -26,7 +26,7 @@ import os
 import sys
 import traceback
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,9 @@ class InternalError:
 class Result:
     findings: list[Finding]
     files: list[SourceFile]
-    index: Index
+    #: the index, or how to build it: a parallel run builds the caller's copy only when it is asked for
+    #: (the workers have their own; building it in the main process took CPU from them)
+    index_or_builder: Index | Callable[[], Index]
     config: Config
     selected: dict[str, RuleMeta]
     missing: list[str] = field(default_factory=list)
@@ -65,6 +67,12 @@ class Result:
     suppressed: int = 0
     #: how the run went (workers, cache hits, on-demand loads), for --verbose
     stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def index(self) -> Index:
+        if not isinstance(self.index_or_builder, Index):
+            self.index_or_builder = self.index_or_builder()
+        return self.index_or_builder
 
     def counts(self) -> dict[Severity, int]:
         out = dict.fromkeys(Severity, 0)
@@ -295,7 +303,7 @@ def lint_files(targets: Iterable[SourceFile], context_files: Iterable[SourceFile
     return Result(
         findings=findings,
         files=targets,
-        index=index,
+        index_or_builder=index,
         config=config,
         selected=runner.selected,
         internal_errors=runner.errors,
@@ -784,7 +792,7 @@ def _lint_serial_quiet(inputs: list[Input], summaries: dict[int, FileSummary], c
     findings.sort(key=Finding.sort_key)
     if cache is not None:
         stats["cache_writes"] = cache.writes
-    return Result(findings=findings, files=targets, index=index, config=config, selected=runner.selected,
+    return Result(findings=findings, files=targets, index_or_builder=index, config=config, selected=runner.selected,
                   internal_errors=runner.errors, suppressed=suppressed, stats=stats)
 
 

@@ -140,18 +140,23 @@ def lint_parallel(
         joined = frame([parts[i] for i in range(len(inputs))])
         for c in conns:
             c.send_bytes(joined)
-        # meanwhile: the index the caller sees (targets are parsed again only if someone reads them)
+        # the index the caller sees is built only if the caller reads it (`Result.index`); the targets
+        # stay unparsed unless someone reads them
         limits = limits_for(config)
-        index = Index()
-        files: list[SourceFile] = []
-        for i, inp in enumerate(inputs):
-            known = summaries.get(i) or FileSummary.from_bytes(parts[i])
-            loader = inp.loader(limits, stats)
-            if known is None:  # cannot happen: these bytes were just written
-                return None
-            add_summary(index, inp.display, known, inp.target, loader)
-            if inp.target:
-                files.append(LazySourceFile(inp.display, loader))
+        loaders = [inp.loader(limits, stats) for inp in inputs]  # one per file, shared by its objects
+        files: list[SourceFile] = [
+            LazySourceFile(inp.display, loader) for inp, loader in zip(inputs, loaders, strict=True) if inp.target
+        ]
+
+        def build_index() -> Index:
+            index = Index()
+            for i, inp in enumerate(inputs):
+                known = summaries.get(i) or FileSummary.from_bytes(parts[i])
+                if known is None:  # cannot happen: these bytes were just written
+                    raise RuntimeError(f"unreadable summary for {inp.display}")
+                add_summary(index, inp.display, known, inp.target, loaders[i])
+            return index
+
         # phase 2: findings
         results: list[_FileResult] = []
         for c in conns:
@@ -184,7 +189,7 @@ def lint_parallel(
     return Result(
         findings=findings,
         files=files,
-        index=index,
+        index_or_builder=build_index,
         config=config,
         selected=config.selected(),
         internal_errors=[e for r in results for e in r.errors],
