@@ -237,3 +237,77 @@ spec:
 """
     assert codes(lint_text(workload, select=["DRA307"], context=[("c.yaml", claim)])) == ["DRA307"]
     assert codes(lint_text(workload, select=["DRA307"], context=[("c.yaml", claim + sharing)])) == []
+
+
+# -- facets: the engine skips pod/claim rules on objects that cannot trigger them ----------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({"containers": [{"name": "c"}]}, False),
+        ({"containers": [{"name": "c", "resources": {"limits": {"cpu": 1}}}]}, False),
+        ({"resourceClaims": [{"name": "g"}], "containers": [{"name": "c"}]}, True),
+        ({"resourceClaims": None, "containers": []}, True),  # malformed, still a claim rule's business
+        ({"containers": [{"name": "c", "resources": {"claims": [{"name": "g"}]}}]}, True),
+        ({"initContainers": [{"name": "i", "resources": {"claims": [{"name": "g"}]}}]}, True),
+        ({"resources": {"claims": [{"name": "g"}]}, "containers": [{"name": "c"}]}, True),
+        ({"containers": ["not-a-map", {"resources": "nor-this"}]}, False),
+    ],
+)
+def test_uses_claims(spec: dict[str, object], expected: bool) -> None:
+    from dralint.k8s import uses_claims
+
+    assert uses_claims(spec) is expected
+
+
+def test_claim_rules_still_run_where_claims_are_only_on_containers() -> None:
+    # no pod-level `resourceClaims`: the object must still reach DRA301
+    text = """apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: cuda
+    resources:
+      claims:
+      - name: gpu
+"""
+    assert "DRA301" in codes(lint_text(text))
+
+
+def test_claim_rules_run_on_pod_templates_inside_custom_resources() -> None:
+    text = """apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js, namespace: ml}
+spec:
+  replicatedJobs:
+  - name: workers
+    template:
+      spec:
+        template:
+          spec:
+            resourceClaims:
+            - name: gpu
+              resourceClaimTemplateName: not-there
+            containers:
+            - name: c
+              image: cuda
+              resources:
+                claims:
+                - name: gpu
+"""
+    assert "DRA304" in codes(lint_text(text))
+
+
+def test_facets_of_objects() -> None:
+    from dralint.index import CLAIMS, POD, Index
+    from dralint.load import load_bytes
+
+    text = GPU_POD.format(comment="") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n"
+    index = Index()
+    index.add_file(load_bytes("x.yaml", text.encode()))
+    pod, cm = index.objects
+    assert pod.facets == POD and not pod.facets & CLAIMS
+    assert cm.facets == 0
