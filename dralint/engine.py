@@ -36,7 +36,7 @@ from dralint.cache import SummaryCache, default_cache_dir
 from dralint.catalog import RuleMeta, catalog
 from dralint.config import Config
 from dralint.files import FileRef, discover, read_file, read_raw
-from dralint.index import CLAIMS, POD, Index, K8sObject, ValuesDoc, objects_of
+from dralint.index import CLAIMS, DRA, POD, Index, K8sObject, ValuesDoc, objects_of
 from dralint.load import Document, Limits, SourceFile, load_bytes
 from dralint.locate import locate
 from dralint.model import Finding, JsonPath, Severity, Span, Violation
@@ -127,7 +127,7 @@ def _key(p: str) -> str:
         return p
 
 
-_NEEDS = {"pod": POD, "claims": CLAIMS}
+_NEEDS = {"pod": POD, "claims": CLAIMS, "dra": DRA}
 
 
 class _Runner:
@@ -166,7 +166,7 @@ class _Runner:
         if calls is None:
             calls = [
                 (i.fn, m, self.contexts[m.code]) for i, m in self.object_rules(kind)
-                if i.needs is None or facets & _NEEDS[i.needs]
+                if i.needs is None or any(facets & _NEEDS[n] for n in i.needs)
             ]
             self._calls[(kind, facets)] = calls
         return calls

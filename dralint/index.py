@@ -18,9 +18,11 @@ from dralint import k8s
 from dralint.load import Document, SourceFile
 from dralint.model import JsonPath, ObjectRef
 
-#: `K8sObject.facets` bits: the object holds a pod spec / a pod spec that uses DRA claims
+#: `K8sObject.facets` bits: the object holds a pod spec / a pod spec that uses DRA claims / it is a
+#: resource.k8s.io object
 POD = 1
 CLAIMS = 2
+DRA = 4
 
 
 @dataclass(eq=False)
@@ -87,11 +89,12 @@ class K8sObject:
 
     @cached_property
     def facets(self) -> int:
-        """`POD`/`CLAIMS` bits, so that the engine skips the rules that would find nothing to look at."""
+        """`POD`/`CLAIMS`/`DRA` bits, so that the engine skips the rules that would find nothing to look at."""
+        dra = DRA if self.group == "resource.k8s.io" else 0
         specs = self.pod_specs
         if not specs:
-            return 0
-        return POD | (CLAIMS if any(k8s.uses_claims(ps.spec) for ps in specs) else 0)
+            return dra
+        return dra | POD | (CLAIMS if any(k8s.uses_claims(ps.spec) for ps in specs) else 0)
 
     def label(self) -> str:
         return self.ref.label()

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     from dralint.profile import ClusterProfile
 
 Scope = Literal["object", "file", "values"]
-#: what an object check needs to find anything: a pod spec, or a pod spec that uses DRA claims
-Needs = Literal["pod", "claims"]
+#: what an object check needs to find anything: a pod spec, a pod spec that uses DRA claims, or a
+#: resource.k8s.io object (a tuple: any of them)
+Need = Literal["pod", "claims", "dra"]
+Needs = Need | tuple[Need, ...]
 
 
 @dataclass
@@ -47,8 +49,8 @@ class RuleImpl:
     scope: Scope
     #: object kinds the check applies to (None = every object); filtered by the engine
     kinds: frozenset[str] | None
-    #: objects without this are skipped by the engine (see `K8sObject.facets`)
-    needs: Needs | None = None
+    #: objects without any of these are skipped by the engine (see `K8sObject.facets`)
+    needs: tuple[Need, ...] | None = None
 
 
 REGISTRY: dict[str, RuleImpl] = {}
@@ -60,7 +62,8 @@ def rule(
     def deco(fn: CheckFn) -> CheckFn:
         if code in REGISTRY and REGISTRY[code].fn is not fn:
             raise RuntimeError(f"rule {code} registered twice ({REGISTRY[code].fn.__qualname__}, {fn.__qualname__})")
-        REGISTRY[code] = RuleImpl(code, fn, scope, frozenset(kinds) if kinds else None, needs)
+        wants = (needs,) if isinstance(needs, str) else needs
+        REGISTRY[code] = RuleImpl(code, fn, scope, frozenset(kinds) if kinds else None, wants)
         return fn
 
     return deco

@@ -302,12 +302,16 @@ spec:
 
 
 def test_facets_of_objects() -> None:
-    from dralint.index import CLAIMS, POD, Index
+    from dralint.index import CLAIMS, DRA, POD, Index
     from dralint.load import load_bytes
 
-    text = GPU_POD.format(comment="") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n"
+    text = GPU_POD.format(comment="") + (
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n"
+        "---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: d}\n"
+    )
     index = Index()
     index.add_file(load_bytes("x.yaml", text.encode()))
-    pod, cm = index.objects
+    pod, cm, dc = index.objects
     assert pod.facets == POD and not pod.facets & CLAIMS
     assert cm.facets == 0
+    assert dc.facets == DRA

@@ -160,7 +160,7 @@ def _is_dra_related(err: schema.SchemaError, base: JsonPath) -> bool:
     return any(isinstance(p, str) and p in names for p in err.path[len(base):])
 
 
-@rule("DRA101")
+@rule("DRA101", needs=("dra", "pod"))
 def schema_violation(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     minor = schema.schema_minor(ctx.profile.kubernetes_version)
     if minor is None:
@@ -311,7 +311,7 @@ def _conversion_fix(obj: K8sObject, lc: Lifecycle) -> tuple[Fix | None, str]:
             f"; use resource.k8s.io/{target} (the fix converts it)")
 
 
-@rule("DRA102")
+@rule("DRA102", needs="dra")
 def api_version_not_served(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     if obj.group != GROUP or not obj.kind:
         return
@@ -359,7 +359,7 @@ def api_version_not_served(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     yield Violation(f"{kind} {gv} is not served: {why}{advice}", ("apiVersion",), on="value", fix=fix)
 
 
-@rule("DRA103")
+@rule("DRA103", needs="dra")
 def api_version_deprecated(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     if obj.group != GROUP or not obj.kind:
         return
@@ -724,7 +724,7 @@ def _admin_access(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
                     )
 
 
-@rule("DRA104")
+@rule("DRA104", needs=("dra", "claims"))
 def invalid_device_request(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     lc = _lc(ctx)
     kind = obj.kind
