@@ -293,6 +293,10 @@ def command() -> click.Command:
                   help="Exit 1 while any workload uses device-plugin resources or an error finding remains.")
     def report(paths: tuple[str, ...], fmt: str, output: str | None, fail_if_not_ready: bool, **kw: Any) -> None:
         """Migration readiness per namespace and directory (a repository or a `kubectl get -A -o json` dump)."""
+        if kw.get("jobs") is None:
+            # the report reads every target object after the lint; worker processes would keep those trees
+            # to themselves and this process would parse every file a second time
+            kw["jobs"] = 1
         try:
             result, _, _ = run_lint(paths, kw)
         except ConfigError as e:
