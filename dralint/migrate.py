@@ -7,7 +7,8 @@ moved onto the new lines, gates before writing, atomic writes):
 
 - a ResourceClaimTemplate, as a new document right after the workload, in the workload's
   namespace, named by ``--template-name-pattern`` (default ``{workload}-gpu``); an identical
-  template that already exists in that namespace is reused instead;
+  template that already exists in that namespace is reused instead (when that name has no other
+  definition and its apiVersion reads the spec the same way);
 - the pod's ``resourceClaims`` entry and each container's ``resources.claims`` entry (with
   ``request:`` when a pod needs several requests, e.g. two GPU containers);
 - removal of the extended resource from ``requests`` and ``limits`` (kept with
@@ -15,7 +16,8 @@ moved onto the new lines, gates before writing, atomic writes):
 - MIG resources become a request on the MIG class with a CEL selector on the DRA profile name
   (``1g.10gb+me`` where the plugin wrote ``mig-1g.10gb.me``);
 - ``nvidia.com/gpu.shared`` becomes one ResourceClaim shared by the workload's pods with a
-  GpuConfig/MigDeviceConfig TimeSlicing block (the driver gate it needs is reported);
+  GpuConfig/MigDeviceConfig TimeSlicing block (the driver gate it needs is reported), or none when
+  the definitions of the request's class do not agree on one kind of device of that driver;
 - with ``--convert-node-selectors``, gpu-feature-discovery node selectors (and single-term node
   affinities) become CEL selectors on the request, from the mappings in
   ``schemas/extended-resources.yaml`` (product names are compared the way GFD writes them);
@@ -25,7 +27,11 @@ moved onto the new lines, gates before writing, atomic writes):
 Workloads that cannot be migrated safely are skipped with a reason: Helm-rendered output (change
 the chart), pod templates inside custom resources (their CRD may prune ``resourceClaims``), init
 containers with GPUs, kustomize patches, HAMi's look-alike resources, amounts that are not whole
-numbers, pods that already claim GPUs through DRA…
+numbers, pods that already claim GPUs through DRA, a target Kubernetes that serves no claim API…
+
+Every changed file is re-checked before it is written: the migrated workloads must have no legacy
+findings left and the documents this run inserted no errors (claims already in the file are not
+this run's to judge; ``dralint check`` reports them).
 """
 
 from __future__ import annotations
@@ -67,6 +73,11 @@ _SHARED_SUFFIX = "-SHARED"
 _SHARED_NOTE = ("the GPU product label ends in -SHARED, so these pods shared GPUs through device-plugin time-slicing; "
                 "the claim asks for a whole GPU per pod: use one shared ResourceClaim if they relied on sharing")
 _DNS = re.compile(r"[^a-z0-9.-]+")
+#: what a DeviceClass's CEL selectors say about its driver and device type (`device.driver == "x"`,
+#: `device.attributes["x"].type == "mig"`): the same facts DRA106 reads when it matches configs to classes
+_CLASS_DRIVER = re.compile(r"""device\s*\.\s*driver\s*==\s*["']([^"']+)["']""")
+_CLASS_TYPE = re.compile(
+    r"""attributes\s*\[\s*["']([^"']+)["']\s*\]\s*(?:\.\s*type|\[\s*["']type["']\s*\])\s*==\s*["']([^"']+)["']""")
 
 
 @dataclass(frozen=True)
@@ -174,15 +185,22 @@ def _eol_comment(sf: SourceFile, data: Any, path: JsonPath) -> str | None:
     return None
 
 
-def _claim_api(profile_lc: lifecycle.Lifecycle) -> tuple[str, bool]:
-    """(apiVersion for new claims/templates, whether requests use the flat v1beta1 shape)."""
+def _claim_api(profile_lc: lifecycle.Lifecycle) -> tuple[str, bool] | None:
+    """(apiVersion for new claims/templates, whether requests use the flat v1beta1 shape).
+
+    The newest version the target API server serves for both kinds, a deprecated one only when
+    nothing else is served; None when it serves none (DRA off: new objects would be rejected).
+    """
     shapes = lifecycle.shapes().get("request") or {}
-    if profile_lc.known:
-        for v in profile_lc.versions():
-            if profile_lc.served(v, "ResourceClaimTemplate") and profile_lc.deprecated(v, "ResourceClaimTemplate") \
-                    is None:
-                return f"{dra.DRA_GROUP}/{v}", shapes.get(v, "exactly") != "exactly"
-    return f"{dra.DRA_GROUP}/v1", False
+    if not profile_lc.known:
+        return f"{dra.DRA_GROUP}/v1", False
+    served = [v for v in profile_lc.versions()
+              if all(profile_lc.served(v, k) for k in ("ResourceClaimTemplate", "ResourceClaim"))]
+    if not served:
+        return None
+    # a stable sort: newest first within the not-deprecated, then within the deprecated versions
+    v = sorted(served, key=lambda v: profile_lc.deprecated(v, "ResourceClaimTemplate") is not None)[0]
+    return f"{dra.DRA_GROUP}/{v}", str(shapes.get(v, "exactly")) != "exactly"
 
 
 def _slug(ps: k8s.PodSpecRef) -> str:
@@ -204,6 +222,8 @@ class _Request:
     count: int
     device_class: str
     selectors: list[str]
+    #: the kind of device the legacy resource stood for (gpu | mig), whatever class it is asked from
+    device_type: str = "gpu"
 
 
 @dataclass
@@ -215,6 +235,8 @@ class _Group:
     shared: bool
     requests: list[_Request]
     spec: dict[str, Any]
+    #: why a request of a shared claim has no sharing config
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -236,6 +258,8 @@ class _Planner:
     flat: bool = field(init=False)
     #: (kind, namespace, name) already used by this run -> the spec it was used for
     taken: dict[tuple[str, str | None, str], str] = field(default_factory=dict)
+    #: device class name -> (driver, device type, where) of each of its definitions (see `_class_views`)
+    class_views: dict[str, list[tuple[str | None, str | None, str]]] = field(default_factory=dict)
     #: (namespace, file, spec json) -> template name created by this run
     created: dict[tuple[str | None, str, str], str] = field(default_factory=dict)
     dra204: set[int] = field(default_factory=set)
@@ -244,7 +268,7 @@ class _Planner:
         self.ctx = Context(index=self.result.index, profile=self.config.profile)
         self.know = legacy(self.config.profile)
         self.lc = lifecycle.for_profile(self.config.profile)
-        self.api, self.flat = _claim_api(self.lc)
+        self.api, self.flat = _claim_api(self.lc) or ("", False)
 
     # -- entry -----------------------------------------------------------------------------
     def plan(self, obj: K8sObject) -> tuple[PlannedFix | None, WorkloadReport | None]:
@@ -312,6 +336,12 @@ class _Planner:
             if u.resource.kind == "shared" and (parsed.get(u.sections[0]) or 0) > 1:
                 return (f"container `{c.name}` asks for {parsed[u.sections[0]]} shared GPU replicas; a DRA claim "
                         "shares whole devices, so there is no equivalent")
+        if not self.api:
+            known = [v for v in self.lc.versions() if self.lc.knows(v, "ResourceClaimTemplate")]
+            return (f"Kubernetes {self.lc.minor} serves no {dra.DRA_GROUP} version of ResourceClaimTemplate and "
+                    "ResourceClaim, so the API server would reject the new objects: "
+                    + (f"switch one on with --runtime-config {dra.DRA_GROUP}/{known[0]}=true (and on the API server) "
+                       "or " if known else "") + "target a newer Kubernetes")
         if not self.opts.convert_node_selectors:
             for ps in obj.pod_specs:
                 prod = k8s.get(ps.spec, "nodeSelector", "nvidia.com/gpu.product")
@@ -340,7 +370,8 @@ class _Planner:
                 continue
             reqs = self._requests(group, selectors, mig_profile)
             claim = self._claim_name(existing, "shared-gpu" if is_shared else "gpu")
-            groups.append(_Group(claim, group, is_shared, reqs, self._claim_spec(reqs, is_shared)))
+            notes: list[str] = []
+            groups.append(_Group(claim, group, is_shared, reqs, self._claim_spec(reqs, is_shared, notes), notes))
         return _Prepared(ps, here, groups, sel_edits)
 
     def _emit(self, obj: K8sObject, p: _Prepared, suffix: str, edits: list[Edit], rep: WorkloadReport) -> None:
@@ -364,10 +395,11 @@ class _Planner:
                 edits.append(Edit("insert_document", (), value=body))
                 rep.objects.append(f"{kind} {name}")
             if g.shared:
-                gate = self._sharing_gate(g.usages[0].resource)
+                gate = self._sharing_gate(g.usages[0].resource) if "config" in g.spec["devices"] else None
                 rep.notes.append(f"`{g.usages[0].resource.name}` became ResourceClaim `{name}`, shared by every pod "
                                  "of this workload (they run on the same device and node)"
                                  + (f"; TimeSlicing needs driver feature gate {gate}" if gate else ""))
+                rep.notes.extend(g.notes)
             for r in g.requests:
                 ref: dict[str, str] = {"name": g.claim}
                 if len(g.requests) > 1:
@@ -411,10 +443,10 @@ class _Planner:
             while name in used:
                 name, k = f"{base_name}-{k}", k + 1
             used.add(name)
-            out.append(_Request(name, u, count, dc, sels))
+            out.append(_Request(name, u, count, dc, sels, "mig" if res.kind == "mig" or res.profile else "gpu"))
         return out
 
-    def _claim_spec(self, reqs: list[_Request], shared: bool) -> dict[str, Any]:
+    def _claim_spec(self, reqs: list[_Request], shared: bool, notes: list[str]) -> dict[str, Any]:
         requests: list[dict[str, Any]] = []
         for r in reqs:
             body: dict[str, Any] = {"deviceClassName": r.device_class}
@@ -427,8 +459,11 @@ class _Planner:
         if shared:
             configs = []
             for r in reqs:
-                kind = self._config_kind(r)
+                kind, why = self._config_kind(r)
                 if kind is None:
+                    if why:
+                        notes.append(f"no TimeSlicing config for request `{r.name}`: {why}; the pods still share the "
+                                     "claim's device, without a sharing strategy")
                     continue
                 configs.append({"requests": [r.name], "opaque": {"driver": r.usage.resource.vendor, "parameters": {
                     "apiVersion": self._config_api(r.usage.resource.vendor), "kind": kind,
@@ -437,12 +472,68 @@ class _Planner:
                 devices["config"] = configs
         return {"devices": devices}
 
-    def _config_kind(self, r: _Request) -> str | None:
-        want = "mig" if r.device_class == "mig.nvidia.com" or r.usage.resource.profile else "gpu"
-        for name, k in drivers.config_kinds(self.config.profile, r.usage.resource.vendor).items():
+    def _config_kind(self, r: _Request) -> tuple[str | None, str | None]:
+        """(config kind for a sharing config on request ``r``, or None and why none fits).
+
+        A config kind applies to one type of device (GpuConfig to whole GPUs, MigDeviceConfig to MIG
+        devices) and the driver fails to prepare a claim whose config does not fit the allocated device
+        (DRA106). The request's class decides what it allocates, so every definition of that class must
+        agree with the kind: otherwise the claim gets no config (a config is optional; the claim is
+        still shared).
+        """
+        vendor = r.usage.resource.vendor
+        views = self._class_views(r.device_class)
+        other = next(((d, where) for d, _, where in views if d and d != vendor), None)
+        if other:
+            return None, (f"class `{r.device_class}` ({other[1]}) selects devices of driver `{other[0]}`, which "
+                          f"ignores `{vendor}` configs")
+        types: dict[str, str] = {}  # device type -> where the first definition selecting it is
+        for _, t, where in views:
+            if t:
+                types.setdefault(t, where)
+        if len(types) > 1:
+            return None, f"class `{r.device_class}` selects " + " but ".join(
+                f"`{t}` devices ({where})" for t, where in types.items())
+        want = next(iter(types), r.device_type)
+        if want != r.device_type and any(t is None for _, t, _ in views):
+            # some definition selects any device of the driver: the claim may get either kind of device
+            return None, (f"class `{r.device_class}` selects `{want}` devices ({types[want]}) or any device "
+                          f"({next(where for _, t, where in views if t is None)})")
+        for name, k in drivers.config_kinds(self.config.profile, vendor).items():
             if want in k.device_types and not k.generated_by:
-                return name
-        return None
+                return name, None
+        return None, f"`{vendor}` has no sharing config for the `{want}` devices of class `{r.device_class}`"
+
+    def _class_views(self, name: str) -> list[tuple[str | None, str | None, str]]:
+        """(driver, device type, where it is defined) of each definition of class ``name`` a check may go by.
+
+        Those are every DeviceClass of that name in the input (linting everything sees one of them,
+        a file on its own sees its own) and, for a file without one, the class the driver installs.
+        """
+        memo = self.class_views.get(name)
+        if memo is not None:
+            return memo
+        views: list[tuple[str | None, str | None, str]] = []
+        for dc in self.result.index.find_any_namespace("DeviceClass", name):
+            drv: str | None = None
+            dtype: str | None = None
+            sels = k8s.get(dc.data, "spec", "selectors")
+            for sel in sels if isinstance(sels, list) else []:
+                expr = k8s.get(sel, "cel", "expression")
+                if not isinstance(expr, str):
+                    continue
+                m = _CLASS_DRIVER.search(expr)
+                drv = drv or (m.group(1) if m else None)
+                t = _CLASS_TYPE.search(expr)
+                if t and (drv is None or t.group(1) == drv):
+                    dtype = dtype or t.group(2)
+            where = f"{dc.file.path}:{locate(dc.file, dc.doc, (*dc.base_path, 'kind')).line}"
+            views.append((drv, dtype, f"the DeviceClass in {where}"))
+        info = drivers.class_info(name)
+        if info is not None:
+            views.append((info.driver or None, info.device_type, "as the driver installs it"))
+        self.class_views[name] = views
+        return views
 
     def _config_api(self, vendor: str) -> str:
         s = drivers.setup_for(self.config.profile, vendor)
@@ -461,7 +552,8 @@ class _Planner:
         want_spec = spec if kind == "ResourceClaim" else {"spec": spec}
         if kind == "ResourceClaimTemplate":
             for other in self.result.index.of_kind(kind):
-                if other.namespace == ns and other.name and same_json(to_plain(other.data.get("spec")), want_spec):
+                if other.namespace == ns and other.name and same_json(to_plain(other.data.get("spec")), want_spec) \
+                        and self._reusable(other, want_spec):
                     return other.name, True
             key = (ns, obj.file.path, repr(want_spec))
             if key in self.created:
@@ -484,6 +576,25 @@ class _Planner:
         if kind == "ResourceClaimTemplate":
             self.created[(ns, obj.file.path, repr(want_spec))] = candidate
         return candidate, False
+
+    def _reusable(self, other: K8sObject, want_spec: dict[str, Any]) -> bool:
+        """Whether pods may point at existing ``other`` (whose spec is the one this run would write).
+
+        Not when another object of that kind and name in the namespace has a different spec (which one
+        the cluster ends up with depends on the order they are applied in), nor when its apiVersion
+        reads the spec differently from the one new objects get (a flat v1beta1 request is invalid in
+        v1 and the other way round) or is not served.
+        """
+        assert other.kind is not None and other.name is not None
+        if any(not same_json(to_plain(o.data.get("spec")), want_spec)
+               for o in self.result.index.find(other.kind, other.name, other.namespace)):
+            return False
+        if other.group != dra.DRA_GROUP:
+            return False
+        if self.lc.known and not self.lc.served(other.version, other.kind):
+            return False
+        shape = (lifecycle.shapes().get("request") or {}).get(other.version, "exactly")
+        return (str(shape) != "exactly") == self.flat
 
     def _removals(self, cpath: JsonPath, uses: list[Usage]) -> list[Edit]:
         out: list[Edit] = []
@@ -688,7 +799,8 @@ def _bridge(result: Result, config: Config, opts: MigrateOptions, targets: Seque
             sel = info.selector if info else f"device.driver == '{res.vendor}'"
             if res.kind == "mig" and res.dra_profile:
                 sel += f" && device.attributes['{res.vendor}'].profile == '{res.dra_profile}'"
-            api = f"{dra.DRA_GROUP}/v1" if not lc.known or lc.served("v1", "DeviceClass") else _claim_api(lc)[0]
+            api = f"{dra.DRA_GROUP}/v1" if not lc.known or lc.served("v1", "DeviceClass") else \
+                (_claim_api(lc) or (f"{dra.DRA_GROUP}/v1", False))[0]
             new_classes[cls_name] = {"apiVersion": api, "kind": "DeviceClass", "metadata": {"name": cls_name},
                                      "spec": {"selectors": [{"cel": {"expression": sel}}],
                                               "extendedResourceName": res.name}}
@@ -853,7 +965,7 @@ def _apply_file(job: _Job, k: int) -> _Done:
     for d in range(len(sf.documents)):
         origin.append(d)
         origin.extend([None] * pr.inserted.get(d, 0))
-    why = verify(sf, new, origin, pr.touched) or _recheck(new, job, {pf.label for pf in pr.applied})
+    why = verify(sf, new, origin, pr.touched) or _recheck(new, job, {pf.label for pf in pr.applied}, origin)
     if why:
         done.failure = why
         return done
@@ -862,8 +974,13 @@ def _apply_file(job: _Job, k: int) -> _Done:
     return done
 
 
-def _recheck(new: SourceFile, job: _Job, migrated: set[str]) -> str | None:
-    """Migrated workloads must have no legacy findings left, and the new objects no errors."""
+def _recheck(new: SourceFile, job: _Job, migrated: set[str], origin: Sequence[int | None]) -> str | None:
+    """Migrated workloads must have no legacy findings left, and the new objects no errors.
+
+    Only the documents this run inserted (``origin`` None) are held to "no errors": claims and templates
+    that were already in the file keep whatever problems they had (``dralint check`` reports those), and
+    the migration never points a pod at one of them unless its spec equals the one it would have written.
+    """
     scan = replace(job.config, select=[*LEGACY_RULES, "DRA10"], extend_select=[], ignore=[], per_file_ignores={},
                    jobs=1)
     for f in lint_files([new], [], scan).findings:
@@ -872,8 +989,9 @@ def _recheck(new: SourceFile, job: _Job, migrated: set[str]) -> str | None:
             continue
         if f.rule in LEGACY_RULES and not job.keep_legacy and ref.label() in migrated:
             return f"{ref.label()} still has {f.rule} after migrating: {f.message}"
-        if f.rule.startswith("DRA10") and int(f.severity) >= 3 and ref.kind in ("ResourceClaimTemplate",
-                                                                                 "ResourceClaim"):
+        inserted = 0 <= f.doc_index < len(origin) and origin[f.doc_index] is None
+        if inserted and f.rule.startswith("DRA10") and int(f.severity) >= 3 and \
+                ref.kind in ("ResourceClaimTemplate", "ResourceClaim"):
             return f"the new {ref.label()} is invalid ({f.rule}): {f.message}"
     return None
 

@@ -24,8 +24,8 @@ LEGACY = ("DRA201", "DRA202", "DRA203")
 
 
 def migrate_text(text: str, path: str = "w.yaml", context: dict[str, str] | None = None,
-                 **opts: Any) -> tuple[str, Any]:
-    cfg = build_config({}, None, REPO)
+                 config: dict[str, Any] | None = None, **opts: Any) -> tuple[str, Any]:
+    cfg = build_config(config or {}, None, REPO)
     ctx = [load_bytes(p, t.encode()) for p, t in (context or {}).items()]
     rep = migrate_files([load_bytes(path, text.encode())], ctx, cfg, MigrateOptions(**opts))
     assert not rep.failed, [f.failures for f in rep.files]
@@ -402,3 +402,165 @@ def test_dra307_fix_turns_the_shared_claim_into_a_template() -> None:
     ds = next(o for o in again.index.objects if o.kind == "DaemonSet")
     fix2 = claim_to_template_fix(ds, dra.pod_claims(ds.pod_specs[0])[0], again.index)
     assert fix2 is not None and [e.op for e in fix2.edits] == ["rename"]
+
+
+# ----------------------------------------------------------------------------------------------
+# the objects migrate writes are valid, or the workload is skipped with the reason
+
+
+def new_object_errors(out: str, rep: Any, context: dict[str, str] | None = None,
+                      config: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    """Errors that the whole rule set reports on the claims and templates this run wrote."""
+    written = {o for w in rep.workloads for o in w.objects if not o.startswith("reused ")}
+    cfg = build_config({"select": ["ALL"], **(config or {})}, None, REPO)
+    ctx = [load_bytes(p, t.encode()) for p, t in (context or {}).items()]
+    result = lint_files([load_bytes("w.yaml", out.encode())], ctx, cfg)
+    return [(f.rule, f.message) for f in result.findings if int(f.severity) >= 3 and f.object is not None
+            and f"{f.object.kind} {f.object.name}" in written]
+
+
+WEB = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: ml
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app
+        image: app:1
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+
+def _template(name: str, requests: str, api: str = "resource.k8s.io/v1", extra: str = "") -> str:
+    return (f"apiVersion: {api}\nkind: ResourceClaimTemplate\nmetadata: {{name: {name}, namespace: ml}}\n"
+            f"spec:\n  spec:\n    devices:\n      requests:\n{requests}{extra}")
+
+
+@pytest.mark.parametrize(("rule", "existing"), [
+    # GpuConfig on a MIG class
+    ("DRA106", _template("tuned", "      - name: gpu\n        exactly: {deviceClassName: mig.nvidia.com}\n",
+                         extra="      config:\n      - requests: [gpu]\n        opaque:\n"
+                               "          driver: gpu.nvidia.com\n          parameters:\n"
+                               "            apiVersion: resource.nvidia.com/v1beta1\n            kind: GpuConfig\n"
+                               "            sharing: {strategy: TimeSlicing}\n")),
+    ("DRA101", _template("nameless", "      - exactly: {deviceClassName: gpu.nvidia.com}\n")),
+    ("DRA108", _template("flat", "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n")),
+    ("DRA104", _template("empty", "      - name: gpu\n        exact: {deviceClassName: gpu.nvidia.com}\n")),
+])
+def test_invalid_claims_already_in_the_file_do_not_stop_the_migration(rule: str, existing: str) -> None:
+    # the self-check used to hold every claim and template of the file to "no errors", so one broken
+    # object written by hand failed the whole file as if migrate had produced it ("this is a bug")
+    text = WEB + "---\n" + existing
+    before = lint({"w.yaml": text.encode()}, rule)
+    assert rule in {f.rule for f in before.findings}  # the hand-written object really is invalid
+    out, rep = migrate_text(text)
+    assert [(w.status, w.objects) for w in rep.workloads] == [("migrated", ["ResourceClaimTemplate web-gpu"])]
+    assert out.endswith("---\n" + existing)  # left as it was
+    assert new_object_errors(out, rep) == []
+
+
+def test_a_template_name_defined_twice_is_not_reused() -> None:
+    # which of the two `two-gpus` the cluster keeps depends on the order they are applied in
+    ours = "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: 2}\n"
+    other = "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: 2, allocationMode: All}\n"
+    ctx = {"t.yaml": _template("two-gpus", ours) + "---\n" + _template("two-gpus", other)}
+    out, rep = migrate_text(POD, context=ctx)
+    assert "resourceClaimTemplateName: trainer-gpu\n" in out
+    assert rep.workloads[0].objects == ["ResourceClaimTemplate trainer-gpu"]
+    assert new_object_errors(out, rep, ctx) == []
+    # one definition (or two identical ones) is reused as before
+    twice = _template("two-gpus", ours) + "---\n" + _template("two-gpus", ours)
+    out, rep = migrate_text(POD, context={"t.yaml": twice})
+    assert rep.workloads[0].objects == ["reused ResourceClaimTemplate two-gpus"]
+
+
+@pytest.mark.parametrize(("api", "requests", "config"), [
+    # v1 spec under v1beta1, which has no `exactly` (and is not served by default in 1.37)
+    ("resource.k8s.io/v1beta1", "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: 2}\n",
+     {}),
+    # the flat v1beta1 request under v1, when new objects are written as v1beta1
+    ("resource.k8s.io/v1", "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n        count: 2\n",
+     {"kubernetes-version": "1.32", "runtime-config": {"resource.k8s.io/v1beta1": True},
+      "feature-gates": {"DynamicResourceAllocation": True}}),
+])
+def test_a_template_whose_api_version_reads_the_spec_differently_is_not_reused(
+        api: str, requests: str, config: dict[str, Any]) -> None:
+    ctx = {"t.yaml": _template("two-gpus", requests, api)}
+    assert [f for f in lint({"t.yaml": ctx["t.yaml"].encode()}, "DRA1").findings if int(f.severity) >= 3]
+    out, rep = migrate_text(POD, context=ctx, config=config)
+    assert rep.workloads[0].objects == ["ResourceClaimTemplate trainer-gpu"], rep.workloads[0].objects
+    assert new_object_errors(out, rep, ctx, config) == []
+
+
+SHARED_WEB = WEB.replace("nvidia.com/gpu: 1", "nvidia.com/gpu.shared: 1")
+GATED = {"drivers": [{"name": "gpu.nvidia.com", "feature-gates": {"TimeSlicingSettings": True}}]}
+
+
+def _device_class(name: str, *selectors: str) -> str:
+    sels = "".join(f"  - cel:\n      expression: '{s}'\n" for s in selectors)
+    return f"apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: {name}\nspec:\n  selectors:\n{sels}"
+
+
+@pytest.mark.parametrize(("device_class", "class_map", "kind", "note"), [
+    # the cluster's gpu.nvidia.com selects MIG devices here, whole GPUs as the driver installs it
+    (_device_class("gpu.nvidia.com", 'device.driver == "gpu.nvidia.com"',
+                   'device.attributes["gpu.nvidia.com"].type == "mig"'), {}, None,
+     "class `gpu.nvidia.com` selects `mig` devices (the DeviceClass in w.yaml:2) but `gpu` devices (as the driver "
+     "installs it)"),
+    # --device-class-map to another driver's class: a gpu.nvidia.com config never reaches it
+    (_device_class("fpga.example.com", 'device.driver == "fpga.example.com"'),
+     {"gpu.nvidia.com": "fpga.example.com"}, None,
+     "selects devices of driver `fpga.example.com`, which ignores `gpu.nvidia.com` configs"),
+    # --device-class-map to a class of MIG devices only: their config kind
+    (_device_class("slices.example.com", 'device.driver == "gpu.nvidia.com"',
+                   'device.attributes["gpu.nvidia.com"].type == "mig"'),
+     {"gpu.nvidia.com": "slices.example.com"}, "MigDeviceConfig", None),
+    # ... or a class that may give MIG devices or whole GPUs: neither kind fits every allocation
+    (_device_class("slices.example.com", 'device.driver == "gpu.nvidia.com"',
+                   'device.attributes["gpu.nvidia.com"].type == "mig"') + "---\n" +
+     _device_class("slices.example.com", 'device.driver == "gpu.nvidia.com"'),
+     {"gpu.nvidia.com": "slices.example.com"}, None, "selects `mig` devices (the DeviceClass in w.yaml:2) or any"),
+])
+def test_the_sharing_config_fits_the_class_of_the_shared_claim(device_class: str, class_map: dict[str, str],
+                                                                kind: str | None, note: str | None) -> None:
+    # the generator used to write GpuConfig unless the class was literally mig.nvidia.com; the driver
+    # fails to prepare a claim whose config kind does not fit the device (DRA106)
+    text = device_class + "---\n" + SHARED_WEB
+    out, rep = migrate_text(text, config=GATED, device_class_map=class_map)
+    [w] = rep.workloads
+    assert (w.status, w.objects) == ("migrated", ["ResourceClaim web-shared-gpu"])
+    claim = out.split("kind: ResourceClaim\n")[1]
+    if kind is None:
+        assert "config:" not in claim and "TimeSlicingSettings" not in " ".join(w.notes)
+        assert any(note in n and "no TimeSlicing config for request `gpu`" in n for n in w.notes), w.notes
+    else:
+        assert f"kind: {kind}" in claim and "strategy: TimeSlicing" in claim
+    assert new_object_errors(out, rep, config=GATED) == []
+
+
+def test_no_served_claim_api_skips_with_the_reason() -> None:
+    # Kubernetes 1.32 serves resource.k8s.io/v1beta1 only when switched on; the generator used to
+    # fall back to v1, which 1.32 does not know (DRA102)
+    old = {"kubernetes-version": "1.32", "feature-gates": {"DynamicResourceAllocation": True}}
+    out, rep = migrate_text(WEB, config=old)
+    assert out == WEB
+    [w] = rep.workloads
+    assert w.status == "skipped"
+    assert w.reason.startswith("Kubernetes 1.32 serves no resource.k8s.io version of ResourceClaimTemplate"), w.reason
+    assert "--runtime-config resource.k8s.io/v1beta1=true" in w.reason
+    on = {**old, "runtime-config": {"resource.k8s.io/v1beta1": True}}
+    out, rep = migrate_text(WEB, config=on)
+    assert rep.workloads[0].status == "migrated"
+    assert "apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaimTemplate" in out
+    assert "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n" in out
+    assert new_object_errors(out, rep, config=on) == []
