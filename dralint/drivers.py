@@ -311,6 +311,31 @@ class ClassInfo:
     extended_resource_name: str | None
 
 
+_SEL_DRIVER = re.compile(r"""device\s*\.\s*driver\s*==\s*["']([^"']+)["']""")
+_SEL_TYPE = re.compile(
+    r"""attributes\s*\[\s*["']([^"']+)["']\s*\]\s*(?:\.\s*type|\[\s*["']type["']\s*\])\s*==\s*["']([^"']+)["']""")
+
+
+def selector_facts(device_class: Any) -> tuple[str | None, str | None]:
+    """(driver, device type) a DeviceClass's CEL selectors pin down (`device.driver == "x"`,
+    `device.attributes["x"].type == "mig"`), None for what they leave open."""
+    driver: str | None = None
+    dtype: str | None = None
+    spec = device_class.get("spec") if isinstance(device_class, dict) else None
+    sels = spec.get("selectors") if isinstance(spec, dict) else None
+    for sel in sels if isinstance(sels, list) else []:
+        cel = sel.get("cel") if isinstance(sel, dict) else None
+        expr = cel.get("expression") if isinstance(cel, dict) else None
+        if not isinstance(expr, str):
+            continue
+        m = _SEL_DRIVER.search(expr)
+        driver = driver or (m.group(1) if m else None)
+        t = _SEL_TYPE.search(expr)
+        if t and (driver is None or t.group(1) == driver):
+            dtype = dtype or t.group(2)
+    return driver, dtype
+
+
 def class_info(name: str) -> ClassInfo | None:
     """What the data says about a class installed by some release (independent of the profile)."""
     for data in _driver_files():

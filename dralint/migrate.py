@@ -73,11 +73,6 @@ _SHARED_SUFFIX = "-SHARED"
 _SHARED_NOTE = ("the GPU product label ends in -SHARED, so these pods shared GPUs through device-plugin time-slicing; "
                 "the claim asks for a whole GPU per pod: use one shared ResourceClaim if they relied on sharing")
 _DNS = re.compile(r"[^a-z0-9.-]+")
-#: what a DeviceClass's CEL selectors say about its driver and device type (`device.driver == "x"`,
-#: `device.attributes["x"].type == "mig"`): the same facts DRA106 reads when it matches configs to classes
-_CLASS_DRIVER = re.compile(r"""device\s*\.\s*driver\s*==\s*["']([^"']+)["']""")
-_CLASS_TYPE = re.compile(
-    r"""attributes\s*\[\s*["']([^"']+)["']\s*\]\s*(?:\.\s*type|\[\s*["']type["']\s*\])\s*==\s*["']([^"']+)["']""")
 
 
 @dataclass(frozen=True)
@@ -515,18 +510,7 @@ class _Planner:
             return memo
         views: list[tuple[str | None, str | None, str]] = []
         for dc in self.result.index.find_any_namespace("DeviceClass", name):
-            drv: str | None = None
-            dtype: str | None = None
-            sels = k8s.get(dc.data, "spec", "selectors")
-            for sel in sels if isinstance(sels, list) else []:
-                expr = k8s.get(sel, "cel", "expression")
-                if not isinstance(expr, str):
-                    continue
-                m = _CLASS_DRIVER.search(expr)
-                drv = drv or (m.group(1) if m else None)
-                t = _CLASS_TYPE.search(expr)
-                if t and (drv is None or t.group(1) == drv):
-                    dtype = dtype or t.group(2)
+            drv, dtype = drivers.selector_facts(dc.data)
             where = f"{dc.file.path}:{locate(dc.file, dc.doc, (*dc.base_path, 'kind')).line}"
             views.append((drv, dtype, f"the DeviceClass in {where}"))
         info = drivers.class_info(name)

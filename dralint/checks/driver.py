@@ -24,6 +24,7 @@ from dralint.drivers import (
     class_info,
     config_kinds,
     knows_driver,
+    selector_facts,
     setup_for,
     support_note,
     validate_opaque,
@@ -35,9 +36,6 @@ from dralint.registry import Context, rule
 _CLAIMS = ("ResourceClaim", "ResourceClaimTemplate")
 _KINDS = (*_CLAIMS, "DeviceClass")
 
-_DRIVER_RE = re.compile(r"""device\s*\.\s*driver\s*==\s*["']([^"']+)["']""")
-_TYPE_RE = re.compile(
-    r"""attributes\s*\[\s*["']([^"']+)["']\s*\]\s*(?:\.\s*type|\[\s*["']type["']\s*\])\s*==\s*["']([^"']+)["']""")
 _ATTR_RE = re.compile(
     r"""\b(attributes|capacity)\s*\[\s*["']([^"']+)["']\s*\]\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*["']([^"']+)["']\s*\])""")
 
@@ -77,16 +75,7 @@ def _class_facts(ctx: Context, name: str | None) -> tuple[str | None, str | None
     driver: str | None = None
     dtype: str | None = None
     for dc in ctx.index.find_any_namespace("DeviceClass", name):
-        sels = k8s.get(dc.data, "spec", "selectors")
-        for sel in sels if isinstance(sels, list) else []:
-            expr = k8s.get(sel, "cel", "expression")
-            if not isinstance(expr, str):
-                continue
-            m = _DRIVER_RE.search(expr)
-            driver = driver or (m.group(1) if m else None)
-            t = _TYPE_RE.search(expr)
-            if t and (driver is None or t.group(1) == driver):
-                dtype = dtype or t.group(2)
+        driver, dtype = selector_facts(dc.data)
         break
     else:
         info = class_info(name)
@@ -174,13 +163,7 @@ def _device_class(obj: K8sObject, ctx: Context, out: _Analysis) -> None:
     drv, dtype = _class_facts(ctx, obj.name) if obj.name else (None, None)
     if drv is None:
         # the class in hand may not be indexed under a name (no metadata.name): read it directly
-        raw_sels = k8s.get(obj.data, "spec", "selectors")
-        for sel in raw_sels if isinstance(raw_sels, list) else []:
-            expr = k8s.get(sel, "cel", "expression")
-            m = _DRIVER_RE.search(expr) if isinstance(expr, str) else None
-            if m:
-                drv = m.group(1)
-                break
+        drv = selector_facts(obj.data)[0]
     if drv and knows_driver(drv):
         setup = setup_for(ctx.profile, drv)
         if setup is not None:
