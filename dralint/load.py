@@ -514,12 +514,15 @@ def _assign_sources(sf: SourceFile) -> None:
     if "# Source:" not in sf.text:
         return
     sources = [(m.start(), m.group(1)) for m in _SOURCE_RE.finditer(sf.text)]
+    # both lists are in file order: one merge pass (a rendered chart can hold hundreds of documents)
+    i = 0
     prev_end = -1
     for doc in sf.documents:
         best = None
-        for off, path in sources:
-            if prev_end <= off < doc.start:
-                best = path
+        while i < len(sources) and sources[i][0] < doc.start:
+            if sources[i][0] >= prev_end:
+                best = sources[i][1]
+            i += 1
         doc.source = best
         prev_end = doc.end
 
