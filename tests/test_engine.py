@@ -315,3 +315,40 @@ def test_facets_of_objects() -> None:
     assert pod.facets == POD and not pod.facets & CLAIMS
     assert cm.facets == 0
     assert dc.facets == DRA
+
+
+def _template(name: str, ns: str | None) -> str:
+    meta = f"{{name: {name}, namespace: {ns}}}" if ns else f"{{name: {name}}}"
+    return (f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {meta}\n"
+            "spec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n")
+
+
+def _pod_using(template: str, ns: str) -> str:
+    return (f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: {ns}}}\nspec:\n  resourceClaims:\n"
+            f"  - name: gpu\n    resourceClaimTemplateName: {template}\n  containers:\n  - name: c\n    image: cuda\n"
+            "    resources:\n      claims:\n      - name: gpu\n")
+
+
+def test_did_you_mean_suggests_close_names_of_the_pods_namespace_only() -> None:
+    docs = [_template("trainer-gpu", "ml"), _template("trainer-gpus", "other"), _template("shared-gpu", None)]
+    result = lint_text("---\n".join([*docs, _pod_using("traner-gpu", "ml")]), select=["DRA304"])
+    (f,) = result.findings
+    assert "did you mean `trainer-gpu`?" in f.message
+    # only the other namespace has a close name: no hint from there (pods cannot use it)
+    result = lint_text("---\n".join([_template("trainer-gpus", "other"), _pod_using("trainer-gpu", "ml")]),
+                       select=["DRA304"])
+    (f,) = result.findings
+    assert "did you mean" not in f.message
+    # objects without a namespace land in the pod's: they are candidates
+    result = lint_text("---\n".join([_template("shared-gpu", None), _pod_using("shared-gpus", "ml")]),
+                       select=["DRA304"])
+    (f,) = result.findings
+    assert "did you mean `shared-gpu`?" in f.message
+
+
+def test_closest_respects_the_cutoff() -> None:
+    from dralint.suggest import closest
+
+    assert closest("trainer-gpu", ["trainer-gpu2", "x"]) == "trainer-gpu2"
+    assert closest("trainer-gpu", ["inference"]) is None
+    assert closest("abc", []) is None
