@@ -320,7 +320,8 @@ def test_facets_of_objects() -> None:
 def _template(name: str, ns: str | None) -> str:
     meta = f"{{name: {name}, namespace: {ns}}}" if ns else f"{{name: {name}}}"
     return (f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {meta}\n"
-            "spec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n")
+            "spec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+            "        exactly: {deviceClassName: gpu.nvidia.com}\n")
 
 
 def _pod_using(template: str, ns: str) -> str:
