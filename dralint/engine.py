@@ -297,7 +297,7 @@ def lint_files(targets: Iterable[SourceFile], context_files: Iterable[SourceFile
         for sf in context_files:
             index.add_file(sf, target=False)
         runner = _Runner(config, index)
-        trees_built()
+        trees_built(sum(len(sf.text) for sf in index.files))
         findings, suppressed = runner.lint_targets(targets)
     findings.sort(key=Finding.sort_key)
     return Result(
@@ -750,9 +750,18 @@ def quiet_gc() -> Iterator[None]:
             gc.enable()
 
 
-def trees_built() -> None:
-    """Called by `quiet_gc` users once the trees exist: hide them from the collector, turn it back on."""
-    gc.freeze()
+#: below this much parsed text, a full collection walking the trees costs less than freezing does
+#: to a long-running library caller: `freeze` also takes that process's garbage of the moment out of
+#: sight, and after `unfreeze` it sits in the oldest generation, which is rarely collected (a fuzz
+#: loop calling `lint_text` grew by gigabytes)
+FREEZE_MIN_CHARS = 1_000_000
+
+
+def trees_built(chars: int = FREEZE_MIN_CHARS) -> None:
+    """Called by `quiet_gc` users once the trees (of ``chars`` characters of text) exist: hide large
+    ones from the collector, turn it back on."""
+    if chars >= FREEZE_MIN_CHARS:
+        gc.freeze()
     gc.enable()
 
 
@@ -787,7 +796,7 @@ def _lint_serial_quiet(inputs: list[Input], summaries: dict[int, FileSummary], c
         else:
             add_summary(index, inp.display, summaries[i], inp.target, inp.loader(limits, stats))
     runner = _Runner(config, index)
-    trees_built()
+    trees_built(sum(len(inp.raw or b"") for inp in inputs))
     findings, suppressed = runner.lint_targets(targets)
     findings.sort(key=Finding.sort_key)
     if cache is not None:

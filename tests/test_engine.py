@@ -353,3 +353,19 @@ def test_closest_respects_the_cutoff() -> None:
     assert closest("trainer-gpu", ["trainer-gpu2", "x"]) == "trainer-gpu2"
     assert closest("trainer-gpu", ["inference"]) is None
     assert closest("abc", []) is None
+
+
+def test_small_runs_do_not_freeze_the_callers_objects() -> None:
+    import gc
+
+    from dralint.engine import FREEZE_MIN_CHARS, quiet_gc, trees_built
+
+    garbage: list[object] = []
+    garbage.append(garbage)  # a cycle the caller expects its collector to free
+    with quiet_gc():
+        trees_built(100)
+        assert gc.get_freeze_count() == 0 and gc.isenabled()
+    with quiet_gc():
+        trees_built(FREEZE_MIN_CHARS)
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0
