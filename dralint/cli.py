@@ -313,6 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def entry() -> None:
     code = main()
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(code)  # a profiler or coverage tool writes its report at normal exit
     # A large run holds millions of small objects (the parse trees); freeing them one by one at exit
     # took a tenth of a whole check. Everything has been written by now: flush, and skip the teardown.
     try:
