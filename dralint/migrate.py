@@ -253,6 +253,8 @@ class _Planner:
     flat: bool = field(init=False)
     #: (kind, namespace, name) already used by this run -> the spec it was used for
     taken: dict[tuple[str, str | None, str], str] = field(default_factory=dict)
+    #: id() of an existing object -> its spec as plain data (see `_plain_spec`; the objects live for the run)
+    plain_specs: dict[int, Any] = field(default_factory=dict)
     #: device class name -> (driver, device type, where) of each of its definitions (see `_class_views`)
     class_views: dict[str, list[tuple[str | None, str | None, str]]] = field(default_factory=dict)
     #: (namespace, file, spec json) -> template name created by this run
@@ -536,7 +538,7 @@ class _Planner:
         want_spec = spec if kind == "ResourceClaim" else {"spec": spec}
         if kind == "ResourceClaimTemplate":
             for other in self.result.index.of_kind(kind):
-                if other.namespace == ns and other.name and same_json(to_plain(other.data.get("spec")), want_spec) \
+                if other.namespace == ns and other.name and same_json(self._plain_spec(other), want_spec) \
                         and self._reusable(other, want_spec):
                     return other.name, True
             key = (ns, obj.file.path, repr(want_spec))
@@ -561,6 +563,14 @@ class _Planner:
             self.created[(ns, obj.file.path, repr(want_spec))] = candidate
         return candidate, False
 
+    def _plain_spec(self, obj: K8sObject) -> Any:
+        """``spec`` of an existing object as plain data, converted once per run (every migrated workload
+        compares its template with all of its namespace's)."""
+        hit = self.plain_specs.get(id(obj), self)
+        if hit is self:
+            hit = self.plain_specs[id(obj)] = to_plain(obj.data.get("spec"))
+        return hit
+
     def _reusable(self, other: K8sObject, want_spec: dict[str, Any]) -> bool:
         """Whether pods may point at existing ``other`` (whose spec is the one this run would write).
 
@@ -570,7 +580,7 @@ class _Planner:
         v1 and the other way round) or is not served.
         """
         assert other.kind is not None and other.name is not None
-        if any(not same_json(to_plain(o.data.get("spec")), want_spec)
+        if any(not same_json(self._plain_spec(o), want_spec)
                for o in self.result.index.find(other.kind, other.name, other.namespace)):
             return False
         if other.group != dra.DRA_GROUP:
