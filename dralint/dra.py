@@ -17,7 +17,7 @@ from dralint.index import Index, K8sObject
 from dralint.model import JsonPath
 
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
-DRA_GROUP = "resource.k8s.io"
+DRA_GROUP = k8s.DRA_GROUP
 
 
 @dataclass(frozen=True)

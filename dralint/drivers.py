@@ -20,6 +20,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any, Literal
 
+from dralint import k8s
 from dralint.catalog import load_data, schemas_dir
 from dralint.profile import ClusterProfile, ProfileError
 
@@ -321,11 +322,9 @@ def selector_facts(device_class: Any) -> tuple[str | None, str | None]:
     `device.attributes["x"].type == "mig"`), None for what they leave open."""
     driver: str | None = None
     dtype: str | None = None
-    spec = device_class.get("spec") if isinstance(device_class, dict) else None
-    sels = spec.get("selectors") if isinstance(spec, dict) else None
+    sels = k8s.get(device_class, "spec", "selectors")
     for sel in sels if isinstance(sels, list) else []:
-        cel = sel.get("cel") if isinstance(sel, dict) else None
-        expr = cel.get("expression") if isinstance(cel, dict) else None
+        expr = k8s.get(sel, "cel", "expression")
         if not isinstance(expr, str):
             continue
         m = _SEL_DRIVER.search(expr)

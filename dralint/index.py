@@ -90,11 +90,11 @@ class K8sObject:
     @cached_property
     def facets(self) -> int:
         """`POD`/`CLAIMS`/`DRA` bits, so that the engine skips the rules that would find nothing to look at."""
-        dra = DRA if self.group == "resource.k8s.io" else 0
+        dra = DRA if self.group == k8s.DRA_GROUP else 0
         specs = self.pod_specs
         if not specs:
             return dra
-        return dra | POD | (CLAIMS if any(k8s.uses_claims(ps.spec) for ps in specs) else 0)
+        return dra | POD | (CLAIMS if any(k8s.uses_claims(ps) for ps in specs) else 0)
 
     def label(self) -> str:
         return self.ref.label()

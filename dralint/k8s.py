@@ -12,6 +12,9 @@ from typing import Any
 
 from dralint.model import JsonPath
 
+#: the API group of Dynamic Resource Allocation
+DRA_GROUP = "resource.k8s.io"
+
 #: kind -> path of the pod spec inside the object, for the built-in workload kinds
 POD_SPEC_PATHS: dict[str, JsonPath] = {
     "Pod": ("spec",),
@@ -124,23 +127,17 @@ def containers(ps: PodSpecRef) -> Iterator[ContainerRef]:
                 yield ContainerRef((*ps.path, f, i), c, f, name if isinstance(name, str) else f"#{i}")
 
 
-def uses_claims(spec: dict[str, Any]) -> bool:
+def uses_claims(ps: PodSpecRef) -> bool:
     """Whether a pod spec mentions DRA claims anywhere (pod ``resourceClaims``, pod or container
     ``resources.claims``), well-formed or not: the claim rules have nothing to say about the others."""
-    if "resourceClaims" in spec:
+    if "resourceClaims" in ps.spec or _has_claims(ps.spec):
         return True
-    res = spec.get("resources")
-    if isinstance(res, dict) and "claims" in res:
-        return True
-    for f in CONTAINER_FIELDS:
-        items = spec.get(f)
-        if isinstance(items, list):
-            for c in items:
-                if isinstance(c, dict):
-                    r = c.get("resources")
-                    if isinstance(r, dict) and "claims" in r:
-                        return True
-    return False
+    return any(_has_claims(c.container) for c in containers(ps))
+
+
+def _has_claims(owner: dict[str, Any]) -> bool:
+    res = owner.get("resources")
+    return isinstance(res, dict) and "claims" in res
 
 
 def pod_claims(ps: PodSpecRef) -> list[tuple[int, dict[str, Any]]]:

@@ -14,10 +14,11 @@ from functools import cache
 from typing import Any
 
 from dralint.catalog import load_data
+from dralint.k8s import DRA_GROUP
 from dralint.model import JsonPath
 from dralint.profile import ClusterProfile
 
-GROUP = "resource.k8s.io"
+GROUP = DRA_GROUP
 CLAIM_SPEC_BASE: dict[str, tuple[str, ...]] = {"ResourceClaim": ("spec",), "ResourceClaimTemplate": ("spec", "spec")}
 
 

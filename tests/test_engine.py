@@ -256,9 +256,9 @@ spec:
     ],
 )
 def test_uses_claims(spec: dict[str, object], expected: bool) -> None:
-    from dralint.k8s import uses_claims
+    from dralint.k8s import PodSpecRef, uses_claims
 
-    assert uses_claims(spec) is expected
+    assert uses_claims(PodSpecRef(("spec",), spec, ())) is expected
 
 
 def test_claim_rules_still_run_where_claims_are_only_on_containers() -> None:
