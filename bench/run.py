@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         generate(corpus, a.files, a.docs)
     size = sum(os.path.getsize(p) for p in corpus_files(corpus))
     nfiles = len(corpus_files(corpus))
-    cache = work / "cache"
+    cache = corpus / ".dralint_cache"  # a cache must live in the project (or the user cache directory)
     changed = pick_changed_file(corpus)
     original = changed.read_bytes()
 

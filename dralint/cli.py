@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -17,17 +18,20 @@ from typing import Any
 import click
 
 from dralint import __version__, readiness, render
+from dralint.cache import cache_location
 from dralint.catalog import catalog
 from dralint.commands import fix as fix_cmd
 from dralint.commands import migrate as migrate_cmd
-from dralint.config import Config, ConfigError, load_config
+from dralint.config import Config, ConfigError, check_input_links, load_config
 from dralint.docs import all_rules, rule_markdown, rules_json, rules_table
 from dralint.drivers import validate_profile as validate_drivers
 from dralint.engine import Result
+from dralint.fixer import ReportWriteError, write_report_file
 from dralint.load import HAVE_LIBYAML
 from dralint.model import Severity
 from dralint.profile import DriverProfile, ProfileError, newest_minor, parse_bool_map, target_minor
 from dralint.report import ReportOptions, format_names, get_formatter
+from dralint.report.escaping import echo_err
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -78,9 +82,11 @@ def common_lint_options(fn: Any) -> Any:
         click.option("--max-file-size", type=click.IntRange(min=1), help="Largest file to read, in bytes."),
         click.option("--follow-symlinks", is_flag=True, help="Follow symlinks that lead outside the given paths."),
         click.option("-j", "--jobs", type=click.IntRange(min=0),
-                     help="Worker processes (default: one per core for large inputs, none for a few files)."),
-        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-                     help="Where to cache per-file index summaries (default: .dralint_cache in the project)."),
+                     help="Worker processes, at most one per usable core (default: one per core for large "
+                          "inputs, none for a few files)."),
+        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), envvar="DRALINT_CACHE_DIR",
+                     help="Where to cache per-file index summaries, inside the project or the user cache "
+                          "directory (default: .dralint_cache in the project; env: DRALINT_CACHE_DIR)."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
         click.option("-v", "--verbose", is_flag=True, help="Show the configuration and timing on stderr."),
     ]
@@ -96,7 +102,7 @@ def build_run_config(kw: dict[str, Any]) -> Config:
 
         cfg = build_config({}, None, Path.cwd())
     else:
-        cfg = load_config(kw.get("config_path"))
+        cfg = load_config(kw.get("config_path"), follow_symlinks=bool(kw.get("follow_symlinks")))
     if kw.get("select"):
         cfg.select = _codes(kw["select"])
     if kw.get("extend_select"):
@@ -108,11 +114,15 @@ def build_run_config(kw: dict[str, Any]) -> Config:
     if kw.get("max_file_size"):
         cfg.max_file_size = kw["max_file_size"]
     if kw.get("jobs") is not None:
-        cfg.jobs = kw["jobs"]
+        cfg.set_jobs(kw["jobs"])
     if kw.get("cache_dir"):
         cfg.cache_dir = str(Path(kw["cache_dir"]).absolute())
     if kw.get("no_cache"):
         cfg.use_cache = False
+    if cfg.use_cache and cfg.cache_dir:
+        problem = cache_location(Path(cfg.cache_dir), cfg.root)[1]
+        if problem:
+            raise ConfigError(f"--cache-dir / DRALINT_CACHE_DIR: {problem}")
     p = cfg.profile
     try:
         if kw.get("kubernetes_version"):
@@ -134,6 +144,8 @@ def build_run_config(kw: dict[str, Any]) -> Config:
         raise ConfigError(str(e)) from e
     if kw.get("inventory"):
         p.inventory = [str(Path(x)) for x in kw["inventory"]]
+    # inventory and values files that are symlinks out of the project: exit 2 before anything reads them
+    check_input_links(cfg, kw.get("helm_values") or (), bool(kw.get("follow_symlinks")))
     cfg.selected()  # validate selections
     return cfg
 
@@ -159,11 +171,11 @@ def report_problems(result: Result) -> int:
     """Missing paths and internal errors go to stderr; return the exit code they force."""
     code = EXIT_OK
     for m in result.missing:
-        click.echo(f"dralint: error: {m}: no such file or directory", err=True)
+        echo_err(f"dralint: error: {m}: no such file or directory")
         code = EXIT_USAGE
     for e in result.internal_errors:
-        click.echo(f"dralint: internal error in rule {e.rule} while checking {e.path}: {e.detail} "
-                   "(this is a bug; please report it)", err=True)
+        echo_err(f"dralint: internal error in rule {e.rule} while checking {e.path}: {e.detail} "
+                 "(this is a bug; please report it)")
         code = EXIT_INTERNAL
     return code
 
@@ -180,21 +192,22 @@ def exit_code(result: Result, fail_on: str, exit_zero: bool) -> int:
 
 def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
     p = cfg.profile
-    click.echo(f"dralint {__version__}: config {cfg.path or '(none)'}", err=True)
-    click.echo(f"  target Kubernetes {p.kubernetes_version}; feature gates {p.feature_gates or '{}'}; "
-               f"runtime-config {p.runtime_config or '{}'}", err=True)
+    echo_err(f"dralint {__version__}: config {cfg.path or '(none)'}")
+    echo_err(f"  target Kubernetes {p.kubernetes_version}; feature gates {p.feature_gates or '{}'}; "
+             f"runtime-config {p.runtime_config or '{}'}")
     newest = newest_minor()
     if p.minor > tuple(int(x) for x in newest.split(".")):
-        click.echo(f"  note: dralint has no data for Kubernetes {p.kubernetes_version}; judging with {newest}",
-                   err=True)
+        echo_err(f"  note: dralint has no data for Kubernetes {p.kubernetes_version}; judging with {newest}")
     if p.drivers:
-        click.echo("  drivers: " + ", ".join(f"{d.name}={d.version or 'newest'}" for d in p.drivers), err=True)
+        echo_err("  drivers: " + ", ".join(f"{d.name}={d.version or 'newest'}" for d in p.drivers))
     if not HAVE_LIBYAML:
-        click.echo("  warning: PyYAML without libyaml: parsing is ~9x slower", err=True)
-    click.echo(f"  {len(result.files)} files, {len(result.index.objects)} objects, {len(result.selected)} rules, "
-               f"{seconds:.2f}s", err=True)
+        echo_err("  warning: PyYAML without libyaml: parsing is ~9x slower")
+    echo_err(f"  {len(result.files)} files, {len(result.index.objects)} objects, {len(result.selected)} rules, "
+             f"{seconds:.2f}s")
+    if cfg.jobs_requested is not None:
+        echo_err(f"  jobs: {cfg.jobs_requested} requested, capped at {cfg.jobs} (the usable CPU cores)")
     if result.stats:
-        click.echo("  run: " + ", ".join(f"{k} {v}" for k, v in result.stats.items()), err=True)
+        echo_err("  run: " + ", ".join(f"{k} {v}" for k, v in result.stats.items()))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -235,7 +248,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | N
     try:
         result, cfg, seconds = run_lint(paths, kw)
     except ConfigError as e:
-        click.echo(f"dralint: error: {e}", err=True)
+        echo_err(f"dralint: error: {e}")
         sys.exit(EXIT_USAGE)
     _KEEP_ALIVE.append(result)
     if kw.get("verbose"):
@@ -245,7 +258,11 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | N
                          verbose=bool(kw.get("verbose")))
     if output:
         file_opts = ReportOptions(statistics=statistics)
-        Path(output).write_text(get_formatter(fmt)(result, file_opts), encoding="utf-8")
+        try:
+            write_report_file(output, get_formatter(fmt)(result, file_opts))
+        except ReportWriteError as e:
+            echo_err(f"dralint: error: {e}")
+            sys.exit(EXIT_USAGE)
         click.echo(get_formatter("text")(result, opts), nl=False, color=opts.color)
     else:
         fmt_opts = opts if fmt == "text" else ReportOptions(statistics=statistics)
@@ -276,7 +293,7 @@ def explain(code: str) -> None:
     cat = catalog()
     meta = cat.get(code.upper()) or next((m for m in cat.values() if m.name == code), None)
     if meta is None:
-        click.echo(f"dralint: error: unknown rule {code!r} (see `dralint rules`)", err=True)
+        echo_err(f"dralint: error: unknown rule {code!r} (see `dralint rules`)")
         sys.exit(EXIT_USAGE)
     click.echo(rule_markdown(meta))
 
@@ -293,18 +310,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_USAGE)
     except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+        echo_err("Aborted.")
         return EXIT_USAGE
     except click.ClickException as e:
-        e.show()
+        shown = io.StringIO()  # click quotes the offending argument (a file name, say): escape it too
+        e.show(file=shown)
+        echo_err(shown.getvalue().rstrip("\n"))
         return EXIT_USAGE
     except ConfigError as e:
-        click.echo(f"dralint: error: {e}", err=True)
+        echo_err(f"dralint: error: {e}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # a bug: say so plainly, with a pointer to the traceback switch
-        click.echo(f"dralint: internal error: {type(e).__name__}: {e} (set DRALINT_DEBUG=1 for a traceback)", err=True)
+        echo_err(f"dralint: internal error: {type(e).__name__}: {e} (set DRALINT_DEBUG=1 for a traceback)")
         if os.environ.get("DRALINT_DEBUG"):
             raise
         return EXIT_INTERNAL

@@ -8,7 +8,9 @@ should fail loudly rather than silently check less.
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,8 +19,11 @@ import yaml
 
 from dralint.catalog import RuleMeta, catalog
 from dralint.drivers import validate_profile as validate_drivers
+from dralint.knowledge import PatternError, compile_pattern
+from dralint.load import yaml_error_text
 from dralint.model import Severity
 from dralint.profile import ClusterProfile, DriverProfile, ProfileError, target_minor
+from dralint.roots import Roots, project_roots
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -89,7 +94,6 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "additionalProperties": {"type": "array", "items": {"type": "string"}},
         },
         "unsafe-fixes": {"type": "boolean"},
-        "cache-dir": {"type": "string"},
         "jobs": {"type": "integer", "minimum": 0},
         "output-format": {"type": "string"},
     },
@@ -119,7 +123,16 @@ class Config:
     use_cache: bool = True
     #: worker processes; None or 0 = one per core for large inputs, none for a handful of files
     jobs: int | None = None
+    #: what `jobs` / `-j` asked for when that was more than the usable cores (for --verbose)
+    jobs_requested: int | None = None
     profile: ClusterProfile = field(default_factory=ClusterProfile)
+
+    def set_jobs(self, requested: int | None) -> None:
+        """Set the worker count, capped at the usable cores: a checked-in `jobs: 400` must not fork
+        400 processes on a 2-core CI runner (more workers than cores only add memory and switching)."""
+        cores = usable_cores()
+        self.jobs = requested if requested is None or requested <= cores else cores
+        self.jobs_requested = requested if self.jobs != requested else None
 
     # -- rule selection ------------------------------------------------------------------------
     def selected(self) -> dict[str, RuleMeta]:
@@ -178,20 +191,34 @@ def matches_glob(rel_path: str, pattern: str) -> bool:
     return fnmatch.fnmatch(rel_path, f"*/{pattern}") or fnmatch.fnmatch(rel_path, f"*/{pattern}/*")
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest ``.dralint.yaml``, or a ``pyproject.toml`` with ``[tool.dralint]``."""
+def find_config(start: Path, follow_symlinks: bool = False) -> Path | None:
+    """The nearest ``.dralint.yaml``, or a ``pyproject.toml`` with ``[tool.dralint]``.
+
+    A candidate that is a symlink out of both ``start`` and its own directory is an error, raised
+    before it is read (a committed ``.dralint.yaml -> ~/.aws/credentials`` would otherwise have its
+    first line quoted in the parse error).
+    """
     for d in [start, *start.parents]:
+        roots = Roots.of([start, d], follow_symlinks)
         for name in CONFIG_NAMES:
             if (d / name).is_file():
+                _refuse_link(d / name, roots)
                 return d / name
         pp = d / "pyproject.toml"
         if pp.is_file():
+            _refuse_link(pp, roots)  # read below, to see whether it has a [tool.dralint] table
             try:
                 if "dralint" in tomllib.loads(pp.read_text(encoding="utf-8")).get("tool", {}):
                     return pp
             except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
                 continue
     return None
+
+
+def _refuse_link(path: Path, roots: Roots, what: str = "configuration file") -> None:
+    why = roots.refusal(path, what)
+    if why:
+        raise ConfigError(why)
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -208,7 +235,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         try:
             raw = yaml.safe_load(text) or {}
         except yaml.YAMLError as e:
-            raise ConfigError(f"{path}: invalid YAML: {e}") from e
+            raise ConfigError(f"{path}: invalid YAML: {yaml_error_text(e)}") from e
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the configuration must be a mapping")
     return raw
@@ -228,6 +255,9 @@ def _validate(raw: dict[str, Any], where: str) -> None:
 
 def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
     where = str(path) if path else "configuration"
+    if "cache-dir" in raw:  # a checked-out tree must not choose where dralint writes (SECURITY.md)
+        raise ConfigError(f"{where}: cache-dir cannot be set in a configuration file; "
+                          "use --cache-dir or the DRALINT_CACHE_DIR environment variable instead")
     _validate(raw, where)
     cat = catalog()
     cfg = Config(path=path, root=root)
@@ -254,8 +284,8 @@ def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
     cfg.fail_on = raw.get("fail-on", "warning")
     cfg.max_file_size = raw.get("max-file-size", cfg.max_file_size)
     cfg.unsafe_fixes = bool(raw.get("unsafe-fixes", False))
-    cfg.cache_dir = raw.get("cache-dir")
-    cfg.jobs = raw.get("jobs")
+    cfg.set_jobs(raw.get("jobs"))
+    _check_patterns(raw, where)
     inv = raw.get("inventory", [])
     try:
         cfg.profile = ClusterProfile(
@@ -280,6 +310,29 @@ def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
     return cfg
 
 
+def _check_patterns(raw: dict[str, Any], where: str) -> None:
+    """Compile every `extended-resources` pattern with RE2 now, so that a bad one is a configuration
+    error (exit 2) naming the key, not an internal error in the first rule that matches a name."""
+    for i, entry in enumerate(raw.get("extended-resources", [])):
+        pattern = entry["pattern"]
+        try:
+            compile_pattern(pattern)
+        except PatternError as e:
+            shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+            raise ConfigError(f"{where}: invalid configuration at extended-resources.{i}.pattern: {shown!r} is "
+                              f"not a valid RE2 regular expression ({e})") from None
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity mask, which containers and `taskset` narrow)."""
+    if sys.version_info >= (3, 13):
+        return os.process_cpu_count() or 1
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity API (macOS, Windows)
+        return os.cpu_count() or 1
+
+
 def _resolve_code(code: str, cat: dict[str, RuleMeta], where: str) -> RuleMeta:
     c = code.upper()
     if c in cat:
@@ -290,11 +343,29 @@ def _resolve_code(code: str, cat: dict[str, RuleMeta], where: str) -> RuleMeta:
     raise ConfigError(f"{where}: unknown rule {code!r}")
 
 
-def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config:
+def load_config(explicit: Path | None = None, cwd: Path | None = None, follow_symlinks: bool = False) -> Config:
     cwd = cwd or Path.cwd()
-    path = explicit if explicit is not None else find_config(cwd)
+    path = explicit if explicit is not None else find_config(cwd, follow_symlinks)
     if path is None:
         return build_config({}, None, cwd)
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
+    if explicit is not None:
+        _refuse_link(path, Roots.of([cwd], follow_symlinks))
     return build_config(read_config_file(path), path, path.resolve().parent)
+
+
+def check_input_links(cfg: Config, values_files: Iterable[str] = (), follow_symlinks: bool = False) -> None:
+    """Refuse (exit 2) inventory and Helm values files that are symlinks out of the project, before
+    anything reads them: they are not findings, and a parse error would quote their content."""
+    roots = project_roots(cfg.root, follow_symlinks)
+    for v in values_files:
+        _refuse_link(Path(v), roots, "values file")
+    if not cfg.profile.inventory:
+        return
+    from dralint.inventory import inventory_files  # only when there is an inventory: it imports CEL
+
+    for p in cfg.profile.inventory:
+        _refuse_link(Path(p), roots, "inventory file")
+    for f in inventory_files(cfg.profile.inventory):
+        _refuse_link(f, roots, "inventory file")

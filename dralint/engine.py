@@ -34,7 +34,7 @@ from typing import Any
 from dralint import k8s
 from dralint.cache import SummaryCache, default_cache_dir
 from dralint.catalog import RuleMeta, catalog
-from dralint.config import Config
+from dralint.config import Config, usable_cores
 from dralint.files import FileRef, discover, read_file, read_raw
 from dralint.index import CLAIMS, DRA, POD, Index, K8sObject, ValuesDoc, objects_of
 from dralint.load import Document, Limits, SourceFile, load_bytes
@@ -658,7 +658,7 @@ def open_cache(config: Config, limits: Limits) -> SummaryCache | None:
     directory = Path(config.cache_dir) if config.cache_dir else default_cache_dir(config.root)
     if not directory.is_absolute():
         directory = config.root / directory
-    return SummaryCache(directory, f"{limits}")
+    return SummaryCache(directory, f"{limits}", config.root)
 
 
 #: below this much input, worker processes cost more than they save
@@ -667,14 +667,11 @@ PARALLEL_MIN_FILES = 16
 
 
 def choose_jobs(requested: int | None, nbytes: int, nfiles: int) -> int:
+    cores = usable_cores()  # also caps an explicit request: API callers do not go through Config.set_jobs
     if requested is not None and requested > 0:
-        return max(1, min(requested, nfiles))
+        return max(1, min(requested, nfiles, cores))
     if nbytes < PARALLEL_MIN_BYTES or nfiles < PARALLEL_MIN_FILES:
         return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
     return max(1, min(cores, nfiles // 8))
 
 
@@ -719,8 +716,9 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     todo = [i for i, inp in enumerate(inputs) if i not in summaries]
     nbytes = sum(len(inputs[i].raw or b"") for i in todo)
     n = choose_jobs(jobs, nbytes, len(todo))
+    cache_state = "off" if cache is None else str(cache.dir) if cache.enabled else f"off: {cache.problem}"
     stats: dict[str, Any] = {"jobs": n, "files": len(inputs), "parsed": len(todo),
-                             "cache": "off" if cache is None else str(cache.dir), "cache_hits": len(summaries)}
+                             "cache": cache_state, "cache_hits": len(summaries)}
     if n > 1:
         from dralint import parallel
 

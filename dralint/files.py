@@ -1,9 +1,9 @@
 """Finding and reading the files to lint.
 
 Directories are walked recursively for ``.yaml``/``.yml``/``.json`` files, skipping VCS folders,
-virtualenvs and excluded globs. Symlinks are followed only while they stay inside the given roots,
-and only regular files are read (a FIFO would block; a device would never end). Read errors become
-findings, not exceptions.
+virtualenvs and excluded globs. A symlink that leads outside the roots (`dralint.roots`) is never
+opened: it becomes an info finding (DRA007) unless ``--follow-symlinks``. Only regular files are
+read (a FIFO would block; a device would never end). Read errors become findings, not exceptions.
 """
 
 from __future__ import annotations
@@ -17,8 +17,17 @@ from pathlib import Path
 from dralint.config import DEFAULT_EXCLUDES, matches_glob
 from dralint.load import Limits, LoadProblem, SourceFile, load_bytes
 from dralint.model import Span
+from dralint.roots import Roots, printable
+
+__all__ = ["FileRef", "discover", "input_roots", "printable", "read_file", "read_raw"]
 
 EXTENSIONS = (".yaml", ".yml", ".json")
+SKIPPED_LINK = "DRA007"
+
+_LINK_FILE = ("symbolic link to a file outside the linted directories and the project: not read "
+              "(pass --follow-symlinks to lint it)")
+_LINK_DIR = ("symbolic link to a directory outside the linted directories and the project: not entered "
+             "(pass --follow-symlinks to lint it)")
 
 
 @dataclass(frozen=True)
@@ -27,10 +36,19 @@ class FileRef:
     path: Path  # what to open
     explicit: bool = False  # named on the command line (lint it whatever its extension)
     key: str = ""  # the resolved path: the same file reached twice is linted once
+    skipped: str = ""  # why it is not read (a link out of the roots): the DRA007 message
 
 
 def _excluded(rel: str, excludes: Iterable[str]) -> bool:
     return any(matches_glob(rel, pat) for pat in excludes)
+
+
+def input_roots(paths: Iterable[str], root: Path | None = None, follow_symlinks: bool = False) -> Roots:
+    """The roots of a run: the working directory, the project root, and the directories and files
+    named in ``paths`` (except one that is itself a link out of the others: it is reported instead).
+    A named file is a root of its own, so that ``dralint fix /elsewhere/x.yaml`` may write it."""
+    base = Roots.of([os.getcwd(), root or Path.cwd()], follow_symlinks)
+    return base.with_dirs(p for p in paths if os.path.exists(p) and not base.leads_out(p))
 
 
 def discover(
@@ -41,13 +59,16 @@ def discover(
 ) -> tuple[list[FileRef], list[str]]:
     """Files to lint, plus messages about paths that do not exist.
 
-    Inside a directory, a symlinked file is used only when it resolves inside that directory, and a
-    symlinked directory is not entered, unless ``follow_symlinks``; each directory is then walked
-    once, so a link loop ends. Paths named explicitly are always used: the user asked for them.
+    A symlink (named, met while walking, or a linked directory on the way) whose real path is
+    outside the roots is returned with ``skipped`` set and is never opened, unless
+    ``follow_symlinks``. A symlinked directory inside a walked one is not entered (its files are
+    reached through the real directory); each directory is walked once, so a link loop ends.
     Order: a directory's files (sorted), then its subdirectories (sorted), depth first.
     """
+    paths = list(paths)
     root = root or Path.cwd()
     root_real = str(_resolve(root))
+    roots = input_roots(paths, root, follow_symlinks)
     excludes = list(excludes)
     out: list[FileRef] = []
     missing: list[str] = []
@@ -57,19 +78,32 @@ def discover(
         if not p.exists() and not p.is_symlink():
             missing.append(given)
             continue
-        if p.is_dir():
-            _walk_dir(p, root_real, excludes, follow_symlinks, seen, out)
-        else:
-            real = str(_resolve(p))
-            if _excluded(_rel_to(real, root_real, p.as_posix()), excludes):
-                continue
-            if real not in seen:
-                seen.add(real)
-                out.append(FileRef(_display(p), p, explicit=True, key=real))
+        is_dir = p.is_dir()
+        if roots.leads_out(p):
+            if not _excluded(p.as_posix(), excludes):
+                _skip(out, seen, _display(p), p, _LINK_DIR if is_dir else _LINK_FILE)
+            continue
+        if is_dir:
+            _walk_dir(p, root_real, roots, excludes, seen, out)
+            continue
+        real = str(_resolve(p))
+        if _excluded(_rel_to(real, root_real, p.as_posix()), excludes):
+            continue
+        if real not in seen:
+            seen.add(real)
+            out.append(FileRef(_display(p), p, explicit=True, key=real))
     return out, missing
 
 
-def _walk_dir(top: Path, root_real: str, excludes: list[str], follow: bool, seen: set[str],
+def _skip(out: list[FileRef], seen: set[str], display: str, path: Path, why: str) -> None:
+    """A link out of the roots: a finding on the link's own name, and no key (so no cache lookup)."""
+    mark = "link:" + os.path.abspath(path)
+    if mark not in seen:
+        seen.add(mark)
+        out.append(FileRef(display, path, skipped=why))
+
+
+def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen: set[str],
               out: list[FileRef]) -> None:
     """Walk one directory given on the command line (iteratively: deep trees do not recurse)."""
     top_real = str(_resolve(top))
@@ -100,8 +134,12 @@ def _walk_dir(top: Path, root_real: str, excludes: list[str], follow: bool, seen
             if is_dir:
                 if name in DEFAULT_EXCLUDES or os.path.exists(os.path.join(e.path, "pyvenv.cfg")):
                     continue
-                if is_link and not follow:
-                    continue  # its files are reached through the real directory when that is inside
+                if is_link and roots.leads_out(e.path):
+                    if not _excluded(prefix + name, excludes):
+                        _skip(out, seen, prefix + printable(name), Path(e.path), _LINK_DIR)
+                    continue
+                if is_link and not roots.follow:
+                    continue  # it points inside: its files are reached through the real directory
                 real = str(_resolve(Path(e.path))) if is_link else f"{dir_real}/{name}"
                 if _excluded(_rel_to(real, root_real, prefix + name), excludes):
                     continue
@@ -110,10 +148,11 @@ def _walk_dir(top: Path, root_real: str, excludes: list[str], follow: bool, seen
             if not name.lower().endswith(EXTENSIONS):
                 continue
             if is_link:
-                target = Path(e.path)
-                if not follow and not _inside(target, Path(top_real)):
+                if roots.leads_out(e.path):
+                    if not _excluded(prefix + name, excludes):
+                        _skip(out, seen, prefix + printable(name), Path(e.path), _LINK_FILE)
                     continue
-                real = str(_resolve(target))
+                real = str(_resolve(Path(e.path)))
             else:
                 real = f"{dir_real}/{name}"
             if _excluded(_rel_to(real, root_real, prefix + name), excludes):
@@ -146,32 +185,15 @@ def _display(p: Path) -> str:
     return s[2:] if s.startswith("./") else s
 
 
-def printable(name: str) -> str:
-    """A file name as reports can print it: bytes that are not UTF-8 (kept by the OS as surrogate
-    escapes) are shown as ``\\xNN``, so no report writer fails on a hostile file name."""
-    try:
-        name.encode("utf-8")
-        return name
-    except UnicodeEncodeError:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
-def _inside(p: Path, top: Path) -> bool:
-    try:
-        target = p.resolve()
-    except RuntimeError:  # a link loop leads nowhere (so not outside); reading it reports the loop
-        return True
-    except OSError:
-        return False
-    return target == top or top in target.parents
-
-
 def read_raw(ref: FileRef, limits: Limits) -> bytes | SourceFile:
-    """The bytes of one file, or a `SourceFile` holding the DRA005 problem when it cannot be read.
+    """The bytes of one file, or a `SourceFile` holding the DRA005 (or DRA007) problem when it is not read.
 
-    Only regular files are opened (a FIFO would block, a device would never end), and never more
-    than the size limit is read, even from a file that grows while we read it.
+    A link out of the roots is not even looked at. Only regular files are opened (a FIFO would
+    block, a device would never end), and never more than the size limit is read, even from a file
+    that grows while we read it.
     """
+    if ref.skipped:
+        return _problem(ref, SKIPPED_LINK, ref.skipped)
     try:
         st = os.stat(ref.path)
     except OSError as e:
@@ -197,10 +219,14 @@ def read_file(ref: FileRef, limits: Limits) -> SourceFile:
     return load_bytes(ref.display, raw, limits)
 
 
-def _unreadable(ref: FileRef, message: str) -> SourceFile:
+def _problem(ref: FileRef, code: str, message: str) -> SourceFile:
     sf = SourceFile(path=ref.display, raw=b"")
-    sf.problems.append(LoadProblem("DRA005", message, Span(1, 1, 1, 1)))
+    sf.problems.append(LoadProblem(code, message, Span(1, 1, 1, 1)))
     return sf
+
+
+def _unreadable(ref: FileRef, message: str) -> SourceFile:
+    return _problem(ref, "DRA005", message)
 
 
 def _too_big(ref: FileRef, size: int, limits: Limits) -> SourceFile:

@@ -37,7 +37,7 @@ finding comes back with the same fix, and the loop converged - the last lint fou
 apply, which is the "second run is a no-op" check. Otherwise nothing is written and the failure
 names the rules involved. Helm-rendered documents (`# Source:`) are never edited: the chart
 template needs the change. Writes are atomic: a temporary file in the same directory, the mode of
-the original, then ``os.replace``.
+the original, then ``os.replace``; only real files inside the roots are written (`atomic_write`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -61,9 +60,11 @@ import yaml
 
 from dralint.config import Config
 from dralint.engine import Result, limits_for, lint_files, load_paths
+from dralint.files import discover, input_roots, read_file
 from dralint.index import objects_of
 from dralint.load import LMap, LSeq, SourceFile, load_bytes
 from dralint.model import Applicability, Edit, Finding, Fix, JsonPath
+from dralint.roots import Roots
 
 MAX_PASSES = 10
 
@@ -1633,6 +1634,10 @@ class FixRun:
     files: list[FileOutcome]
     result: Result
     passes: int
+    #: display path -> the real file to write (a link inside the roots is written at its target)
+    write_to: dict[str, str] = field(default_factory=dict)
+    #: where writes may go (None: text given in memory, no roots)
+    roots: Roots | None = None
 
     @property
     def failed(self) -> bool:
@@ -1797,7 +1802,7 @@ def fix_paths(paths: Sequence[str], config: Config, context: Sequence[str] = (),
               stdin: tuple[str, bytes] | None = None, unsafe: bool = False,
               follow_symlinks: bool = False) -> tuple[FixRun, list[str]]:
     """Load files like `dralint.engine.lint_paths` and fix them; returns the run and missing paths."""
-    targets, missing = load_paths(paths, config, follow_symlinks)
+    targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
     if stdin is not None:
         targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
     ctx: list[SourceFile] = []
@@ -1805,7 +1810,22 @@ def fix_paths(paths: Sequence[str], config: Config, context: Sequence[str] = (),
         names = {str(Path(sf.path).resolve()) for sf in targets}
         ctx_files, _ = load_paths(context, config, follow_symlinks)
         ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
-    return fix_files(targets, ctx, config, unsafe), missing
+    run = fix_files(targets, ctx, config, unsafe)
+    run.write_to, run.roots = write_to, roots
+    return run, missing
+
+
+def load_targets(paths: Sequence[str], config: Config, follow_symlinks: bool = False
+                 ) -> tuple[list[SourceFile], list[str], dict[str, str], Roots]:
+    """The files to rewrite, read; missing paths; the real file behind each display path; the roots.
+
+    The roots do not follow symlinks even with ``follow_symlinks``: a file reached through a link
+    out of them can be read and fixed in memory (``--diff``), but it is never written.
+    """
+    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks)
+    limits = limits_for(config)
+    write_to = {r.display: r.key for r in refs if r.key}
+    return [read_file(r, limits) for r in refs], missing, write_to, input_roots(paths, config.root)
 
 
 def fix_source(text: str | bytes, config: Config, unsafe: bool = False, path: str = "-") -> FixRun:
@@ -1817,26 +1837,85 @@ def fix_source(text: str | bytes, config: Config, unsafe: bool = False, path: st
 # writing
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Replace a file's content atomically, keeping its mode (a symlink keeps pointing at it)."""
-    target = Path(path).resolve()
+class WriteRefused(OSError):
+    """The writer will not replace this path: a symlink, not a regular file, or outside the roots."""
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes, roots: Roots | None = None) -> None:
+    """Replace a real file's content atomically, keeping its mode (or create it).
+
+    Only a real file is written: ``path`` itself must not be a symlink (nor a directory, FIFO or
+    device), and with ``roots`` its real path must be inside them; otherwise `WriteRefused` and
+    nothing is written. Callers that reach a file through a link inside the roots pass its real
+    path. The temporary file is created next to the target with O_EXCL|O_NOFOLLOW, every step
+    works on one open descriptor of the real parent directory, and the target is checked again
+    with lstat right before the rename, so a link swapped in meanwhile is refused, not followed.
+    """
+    parent, name = os.path.split(os.path.abspath(path))
+    real_parent = os.path.realpath(parent)
+    if roots is not None and not roots.holds(os.path.join(real_parent, name)):
+        raise WriteRefused("its real path is outside the linted directories and the project; not written")
+    dfd: int | None = None
+    if os.open in os.supports_dir_fd:
+        dfd = os.open(real_parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+
+    def here(n: str) -> str:  # a name in that directory: relative to its descriptor, or a full path without one
+        return n if dfd is not None else os.path.join(real_parent, n)
+
     try:
-        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        mode = _replaceable_mode(here(name), dfd)
+        tmp = f".{name}.{os.urandom(6).hex()}.dralint-tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+        # a new file gets the usual umask-based mode; an existing one its own mode, never wider meanwhile
+        fd = os.open(here(tmp), flags, 0o600 if mode is not None else 0o666, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                if mode is not None:
+                    os.chmod(fh.fileno(), mode)
+                os.fsync(fh.fileno())
+            if _replaceable_mode(here(name), dfd) != mode:  # replaced by a link (or created) meanwhile
+                raise WriteRefused("the file changed while it was being written; not written")
+            os.replace(here(tmp), here(name), src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(here(tmp), dir_fd=dfd)
+            raise
+    finally:
+        if dfd is not None:
+            os.close(dfd)
+
+
+def write_report_file(path: str, text: str) -> None:
+    """Write a report (``--output``) the way fixes are written: atomically and never through a symlink.
+
+    The path comes from the command line, but the file at it may have been committed by a pull request
+    (``report.sarif -> ~/.bashrc``), so a link there is refused, not followed. Any failure is a
+    `ReportWriteError` whose message names the path; the CLI turns it into a usage error (exit 2).
+    """
+    try:
+        atomic_write(path, text.encode("utf-8"))
+    except OSError as e:
+        why = str(e) if isinstance(e, WriteRefused) else (e.strerror or type(e).__name__)
+        raise ReportWriteError(f"cannot write the report to {path}: {why}") from None
+
+
+class ReportWriteError(Exception):
+    """The ``--output`` file could not be written (message ready for the user)."""
+
+
+def _replaceable_mode(name: str, dir_fd: int | None) -> int | None:
+    """The permission bits of the regular file to replace, None when there is none yet."""
+    try:
+        st = os.lstat(name, dir_fd=dir_fd)
     except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dralint-tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise WriteRefused("it is a symbolic link; not written")
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteRefused("it is not a regular file; not written")
+    return stat.S_IMODE(st.st_mode)
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:

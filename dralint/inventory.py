@@ -106,7 +106,9 @@ class Inventory:
 # loading
 
 
-def _files(paths: Iterable[str]) -> list[Path]:
+def inventory_files(paths: Iterable[str]) -> list[Path]:
+    """The files an inventory is read from: the files named, and the manifests under the directories
+    named (symlinked directories inside them are not entered)."""
     out: list[Path] = []
     for p in paths:
         path = Path(p)
@@ -269,7 +271,7 @@ _LOADED: dict[tuple[Any, ...], Inventory] = {}
 
 def load(paths: list[str]) -> Inventory:
     """Load ``--inventory`` paths once per run (keyed by path, size and mtime)."""
-    files = _files(paths)
+    files = inventory_files(paths)
     key_parts: list[Any] = []
     for f in files:
         try:

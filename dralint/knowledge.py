@@ -9,11 +9,35 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
+
+import re2  # type: ignore[import-untyped,unused-ignore]
 
 from dralint.catalog import load_data
 from dralint.profile import ClusterProfile
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a bad pattern is reported once, as a configuration error, not logged to stderr
+
+
+class PatternError(ValueError):
+    """A resource-name pattern that RE2 does not accept; the message is RE2's reason."""
+
+
+@lru_cache(maxsize=1024)
+def compile_pattern(pattern: str) -> Any:
+    """A resource-name pattern compiled with RE2 (cached: config loading compiles each pattern once).
+
+    Patterns come from `.dralint.yaml`, which a pull request can change: with Python's backtracking
+    ``re``, ``(a|aa)+$b`` took over a minute on one 60-character name. RE2 matches in time linear in
+    the name, and refuses what it cannot do that way (back-references, look-around).
+    """
+    try:
+        return re2.compile(pattern, options=_RE2_OPTIONS)
+    except re2.error as e:
+        msg = e.args[0] if e.args else e
+        raise PatternError(msg.decode("utf-8", "replace") if isinstance(msg, bytes) else str(msg)) from None
 
 
 @dataclass(frozen=True)
@@ -44,7 +68,7 @@ class LegacyResource:
 
 @dataclass(frozen=True)
 class _Pattern:
-    regex: re.Pattern[str]
+    regex: Any  # an RE2 pattern (fullmatch, groupdict as in `re`)
     kind: str
     vendor: str
     device_class: str
@@ -57,11 +81,11 @@ class LegacyKnowledge:
             {"pattern": p, "kind": k, "vendor": v, "device-class": c} for p, k, v, c in extra
         ] + list(data["resources"])
         self.patterns = [
-            _Pattern(re.compile(e["pattern"]), e.get("kind", "gpu"), e.get("vendor", e["device-class"]),
+            _Pattern(compile_pattern(e["pattern"]), e.get("kind", "gpu"), e.get("vendor", e["device-class"]),
                      e["device-class"])
             for e in entries
         ]
-        self.false_friends = [(re.compile(e["pattern"]), e["note"]) for e in data.get("false-friends", [])]
+        self.false_friends = [(compile_pattern(e["pattern"]), e["note"]) for e in data.get("false-friends", [])]
         self.gpu_classes: dict[str, str] = dict(data.get("gpu-device-classes", {}))
         for _, _, vendor, cls in extra:
             self.gpu_classes.setdefault(cls, vendor)

@@ -103,7 +103,7 @@ class Limits:
 
 @dataclass
 class LoadProblem:
-    code: str  # DRA001 .. DRA005
+    code: str  # DRA001 .. DRA005 (DRA007: a link `dralint.files` did not read)
     message: str
     span: Span
     doc_index: int = -1
@@ -437,14 +437,50 @@ def _block_scalar_lines(sf: SourceFile, nodes: list[yaml.Node]) -> set[int]:
     return out
 
 
+def yaml_error_text(err: yaml.YAMLError) -> str:
+    """What a PyYAML error says and where, without the excerpt of the file it appends.
+
+    ``str(err)`` quotes the offending line with a caret under it; for a file behind a symlink that
+    line can be a secret (``aws_secret_access_key = …``) printed into public CI logs. Kept: the
+    context (``while parsing a flow mapping``) with its line and column, and the problem with its
+    line and column.
+    """
+    if isinstance(err, yaml.reader.ReaderError):
+        return f"not text: {err.reason} (character #x{err.character:04x}) at position {err.position}"
+    if not isinstance(err, yaml.MarkedYAMLError):
+        return type(err).__name__  # raised by code, not by the parser: no position, and no text to trust
+    parts = []
+    if err.context:
+        where = _at(err.context_mark) if err.context_mark is not None else ""
+        parts.append(f"{err.context}{' ' + where if where else ''}")
+    parts.append(f"{err.problem or 'invalid YAML'}{' ' + _at(err.problem_mark) if err.problem_mark else ''}")
+    # the pure-Python parser also quotes names taken from the text (an alias, a tag): drop those too
+    return _QUOTED.sub(_redact, ": ".join(parts))
+
+
+_QUOTED = re.compile(r"'[^']*'")
+
+
+def _redact(m: re.Match[str]) -> str:
+    """Quoted text in a PyYAML message: grammar tokens ('<scalar>', ','), escapes and single
+    characters stay; longer words were copied from the file."""
+    q = m.group()
+    return q if len(q) <= 3 or q[1] in "<\\" else "'…'"
+
+
+def _at(mark: yaml.Mark) -> str:
+    return f"at line {mark.line + 1}, column {mark.column + 1}"
+
+
 def _yaml_error_problem(sf: SourceFile, err: yaml.YAMLError, offset_line: int = 0) -> LoadProblem:
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
     if isinstance(err, yaml.reader.ReaderError):
         line, col = sf.line_col(err.position)
         return LoadProblem("DRA005", f"not text: {err.reason}", Span(line, col, line, col + 1))
-    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    # never str(err): it ends with an excerpt of the file (see `yaml_error_text`)
+    problem = getattr(err, "problem", None) or type(err).__name__
     context = getattr(err, "context", None)
-    msg = f"{context}: {problem}" if context and problem else str(problem)
+    msg = _QUOTED.sub(_redact, f"{context}: {problem}" if context and problem else str(problem))
     if mark is not None:
         line, col = mark.line + 1 + offset_line, mark.column + 1
     else:

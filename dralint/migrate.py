@@ -37,7 +37,6 @@ this run's to judge; ``dralint check`` reports them).
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -47,7 +46,7 @@ from typing import Any
 
 from dralint import dra, drivers, k8s, lifecycle
 from dralint.checks.legacy import Usage, usages
-from dralint.config import Config
+from dralint.config import Config, usable_cores
 from dralint.engine import Result, limits_for, lint_files, load_paths
 from dralint.fixer import (
     FileOutcome,
@@ -56,15 +55,17 @@ from dralint.fixer import (
     Style,
     apply_pass,
     emit_document,
+    load_targets,
     to_plain,
     verify,
 )
 from dralint.index import K8sObject
 from dralint.knowledge import LegacyKnowledge, LegacyResource, legacy
-from dralint.load import SourceFile, load_bytes
+from dralint.load import SourceFile, load_bytes, yaml_error_text
 from dralint.locate import locate, offsets
 from dralint.model import Applicability, Edit, Fix, JsonPath
 from dralint.registry import Context
+from dralint.roots import Roots, project_roots
 
 LEGACY_RULES = ("DRA201", "DRA202", "DRA203")
 #: how gpu-feature-discovery writes MIG-single and shared product labels (reference §8.5/§8.6)
@@ -115,6 +116,9 @@ class MigrationReport:
     new_files: dict[str, bytes] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    #: display path -> the real file to write, and where writes may go (see `FixRun`)
+    write_to: dict[str, str] = field(default_factory=dict)
+    roots: Roots | None = None
 
     def migrated(self) -> list[WorkloadReport]:
         return [w for w in self.workloads if w.status in ("migrated", "bridged")]
@@ -813,6 +817,10 @@ def _bridge(result: Result, config: Config, opts: MigrateOptions, targets: Seque
     files: dict[str, bytes] = {}
     if new_classes:
         path = Path(opts.bridge_file)
+        refused = project_roots(config.root).refusal(path, "--bridge-file", hint=False)
+        if refused:  # never read (a diff would show it) nor written: the DeviceClasses are not added
+            notes.append(f"{refused}; the DeviceClasses were not added")
+            return reports, files, notes
         old = path.read_bytes() if path.is_file() else b""
         have_names = set()
         if old:
@@ -902,14 +910,11 @@ PARALLEL_MIN_WORKLOADS = 400
 
 
 def _workers(config: Config, job: _Job, todo: list[int]) -> int:
+    cores = usable_cores()  # also caps a `jobs` set on a Config directly (API callers)
     if config.jobs is not None and config.jobs > 0:
-        return max(1, min(config.jobs, len(todo)))
+        return max(1, min(config.jobs, len(todo), cores))
     if sum(len(job.plans[k]) for k in todo) < PARALLEL_MIN_WORKLOADS or len(todo) < 4:
         return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
     return max(1, min(cores, len(todo) // 2))
 
 
@@ -1016,7 +1021,7 @@ def migrate_paths(paths: Sequence[str], config: Config, opts: MigrateOptions, co
                   stdin: tuple[str, bytes] | None = None, follow_symlinks: bool = False,
                   progress: Callable[[int], None] | None = None,
                   on_loaded: Callable[[int], None] | None = None) -> MigrationReport:
-    targets, missing = load_paths(paths, config, follow_symlinks)
+    targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
     if stdin is not None:
         targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
     if on_loaded is not None:
@@ -1027,7 +1032,7 @@ def migrate_paths(paths: Sequence[str], config: Config, opts: MigrateOptions, co
         ctx_files, _ = load_paths(context, config, follow_symlinks)
         ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
     report = migrate_files(targets, ctx, config, opts, progress)
-    report.missing = missing
+    report.missing, report.write_to, report.roots = missing, write_to, roots
     return report
 
 
@@ -1039,7 +1044,15 @@ def parse_class_map(values: Sequence[str]) -> dict[str, str]:
         if "=" not in v and p.is_file():
             import yaml
 
-            data = yaml.safe_load(p.read_text(encoding="utf-8"))
+            refused = project_roots().refusal(p, "--device-class-map file", hint=False)
+            if refused:
+                raise ValueError(refused)
+            try:
+                data = yaml.safe_load(p.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError) as e:
+                raise ValueError(f"{v}: cannot read: {e}") from e
+            except yaml.YAMLError as e:
+                raise ValueError(f"{v}: invalid YAML: {yaml_error_text(e)}") from e
             if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(x, str)
                                                      for k, x in data.items()):
                 raise ValueError(f"{v}: expected a mapping of device class names")

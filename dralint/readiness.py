@@ -23,9 +23,11 @@ import click
 from dralint import dra
 from dralint.checks.legacy import usages
 from dralint.engine import Result
+from dralint.fixer import ReportWriteError, write_report_file
 from dralint.index import Index, K8sObject
 from dralint.model import Finding, Severity
 from dralint.registry import Context
+from dralint.report.escaping import echo_err, json_text, terminal
 from dralint.report.markdown import escape
 from dralint.report.sarif import help_uri
 
@@ -267,10 +269,10 @@ def render_markdown(r: Readiness) -> str:
 
 def render(r: Readiness, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(r.as_json(), indent=2, ensure_ascii=False) + "\n"
+        return json_text(json.dumps(r.as_json(), indent=2, ensure_ascii=False)) + "\n"
     if fmt == "markdown":
         return render_markdown(r)
-    return render_text(r)
+    return terminal(render_text(r))  # names and paths come from the input: no control character passes
 
 
 # --------------------------------------------------------------------------------------------------
@@ -300,14 +302,17 @@ def command() -> click.Command:
         try:
             result, _, _ = run_lint(paths, kw)
         except ConfigError as e:
-            click.echo(f"dralint: error: {e}", err=True)
+            echo_err(f"dralint: error: {e}")
             sys.exit(EXIT_USAGE)
         forced = report_problems(result)
         readiness = assess(result)
         text = render(readiness, fmt)
         if output:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            try:
+                write_report_file(output, text)
+            except ReportWriteError as e:
+                echo_err(f"dralint: error: {e}")
+                sys.exit(2)
         else:
             click.echo(text, nl=False)
         if forced:

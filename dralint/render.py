@@ -7,9 +7,21 @@ stops with exit 2 and says so: skipping the chart silently would report a clean 
 nobody looked at. ``DRALINT_HELM`` picks the engine: a path to a helm binary, ``sdk``, or ``none``.
 
 Kustomize: a directory given as a PATH that holds a ``kustomization.yaml`` is built with
-``kustomize build`` or ``kubectl kustomize``. Every resource it names must exist locally: remote
-bases (and names that do not exist, which kustomize would try to fetch) are refused before the
-tool runs, and the tool runs with its proxies pointed at a closed local port as a second guard.
+``kustomize build`` or ``kubectl kustomize`` (plugins and Helm inflation off). Every resource it
+names must exist locally: remote bases (and names that do not exist, which kustomize would try to
+fetch) are refused before the tool runs.
+
+Charts and kustomizations are untrusted input that the renderers execute, so both are contained:
+- the renderer reads a COPY of the chart or kustomize tree made without following symlinks: a link
+  is copied as its target's content only when that is a regular file inside the tree; any other
+  link (out of the tree, to a directory, a loop) is left out and reported as one DRA007 finding, so
+  ``.Files.Get``/``.Files.Glob`` see nothing outside the chart;
+- every renderer — helm, kustomize/kubectl, and the Helm SDK, which runs in a child process of its
+  own (`dralint._render_child`) — starts through `dralint.sandbox.run_sandboxed`: a timeout
+  (``DRALINT_RENDER_TIMEOUT`` seconds, default 120), memory/CPU/process limits, an empty
+  environment, and no network where the OS allows an empty network namespace;
+- what a renderer says when it fails (Helm ``fail``/``required``, kustomize errors) becomes the
+  error text, cut to `MESSAGE_CHARS`.
 
 Findings land on the file a user edits: each rendered document is grouped by its origin (the
 ``# Source:`` template of Helm, the ``config.kubernetes.io/origin`` annotation that kustomize adds
@@ -22,10 +34,12 @@ the position inside the rendered output in ``Finding.extra["rendered"]``.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
-import subprocess
+import stat
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,20 +48,27 @@ from typing import Any
 
 import yaml
 
+from dralint import sandbox
 from dralint.config import Config, ConfigError
 from dralint.engine import Result, limits_for, lint_files, lint_paths, load_paths
-from dralint.files import discover, read_file
-from dralint.load import SourceFile, load_bytes
+from dralint.files import SKIPPED_LINK, discover, input_roots, read_file
+from dralint.load import LoadProblem, SourceFile, load_bytes, yaml_error_text
 from dralint.locate import locate
 from dralint.model import Finding, Span
+from dralint.roots import printable
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 RELEASE_NAME = "dralint"
-TIMEOUT_SECONDS = 120
-
-#: a closed port on the loopback interface: anything that tries the network fails at once
-_NO_NETWORK = "http://127.0.0.1:9"
+#: what is kept of a renderer's message: enough for any `fail` text, not a whole file or crash dump
+MESSAGE_CHARS = 2048
+#: a copied chart or kustomize tree: far above any real one, low enough to copy in a moment
+COPY_MAX_ENTRIES = 20_000
+COPY_MAX_BYTES = 256 << 20
+#: kustomization fields whose entries can be directories holding further kustomizations
+_KUSTOMIZE_DIR_FIELDS = ("resources", "bases", "components", "generators", "transformers", "validators")
+_CHILD = Path(__file__).with_name("_render_child.py")
+_VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
 class RenderError(ConfigError):
@@ -68,40 +89,114 @@ class Rendered:
     origins: dict[str, Path] = field(default_factory=dict)
     #: display paths whose source is a plain manifest (kustomize), not a template
     manifests: set[str] = field(default_factory=set)
+    #: files that only carry a finding about the render (links left out of the copy)
+    notes: list[SourceFile] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------------
 # shared plumbing
 
 
-def _offline_env(home: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-    env.update({
-        "HTTP_PROXY": _NO_NETWORK, "HTTPS_PROXY": _NO_NETWORK, "ALL_PROXY": _NO_NETWORK,
-        "http_proxy": _NO_NETWORK, "https_proxy": _NO_NETWORK, "all_proxy": _NO_NETWORK,
-        "NO_PROXY": "", "no_proxy": "",
-        "GIT_ALLOW_PROTOCOL": "file", "GIT_TERMINAL_PROMPT": "0",
-        # no repositories, registries or plugins from the user's Helm setup
-        "HELM_CACHE_HOME": os.path.join(home, "cache"), "HELM_CONFIG_HOME": os.path.join(home, "config"),
-        "HELM_DATA_HOME": os.path.join(home, "data"), "HELM_PLUGINS": os.path.join(home, "plugins"),
-        "KUBECONFIG": os.path.join(home, "kubeconfig"),
-    })
-    return env
+def _capped(text: str) -> str:
+    text = text.strip()
+    if len(text) <= MESSAGE_CHARS:
+        return text
+    return f"{text[:MESSAGE_CHARS]}… ({len(text) - MESSAGE_CHARS:,} more characters not shown)"
 
 
-def _run(cmd: list[str], what: str) -> str:
-    with tempfile.TemporaryDirectory(prefix="dralint-render-") as home:
+def _run(argv: list[str], what: str, cwd: Path, stdin: bytes | None = None) -> str:
+    """Run a renderer contained (`dralint.sandbox`) and return its output; any failure is a RenderError."""
+    try:
+        outcome = sandbox.run_sandboxed(argv, cwd=cwd, timeout=sandbox.timeout_seconds(), stdin=stdin)
+    except sandbox.SandboxError as e:
+        raise RenderError(f"{what}: {e}") from e
+    problem = outcome.failure()
+    if problem is not None:
+        raise RenderError(f"{what} failed: {_capped(problem)}")
+    return outcome.stdout.decode("utf-8", "replace")
+
+
+def _inside(real: str, roots: Sequence[str]) -> bool:
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def copy_tree(roots: Sequence[Path], top: Path, dest: Path) -> list[str]:
+    """Copy each directory of ``roots`` (real paths under ``top``) to the same place under ``dest``.
+
+    No symlink is followed: a link is copied as its target's content when that is a regular file
+    inside ``roots``; any other link (out of them, to a directory, dangling, a loop) and any special
+    file is left out, and its path is returned. The renderer reads the copy, so it can neither read
+    a file through a link nor walk a link loop. A tree too large to copy is a RenderError.
+    """
+    real_roots = [os.path.realpath(r) for r in roots]
+    dropped: list[str] = []
+    budget = {"entries": COPY_MAX_ENTRIES, "bytes": COPY_MAX_BYTES}
+    # a root inside another one is copied with it
+    tops = sorted({r for r in real_roots if not any(r != o and _inside(r, [o]) for o in real_roots)})
+    todo = [(Path(r), dest / os.path.relpath(r, top)) for r in tops]
+    while todo:
+        src, dst = todo.pop()
         try:
-            p = subprocess.run(cmd, capture_output=True, env=_offline_env(home), timeout=TIMEOUT_SECONDS,
-                               stdin=subprocess.DEVNULL, check=False)
-        except FileNotFoundError as e:
-            raise RenderError(f"{what}: cannot run {cmd[0]}: {e}") from e
-        except subprocess.TimeoutExpired as e:
-            raise RenderError(f"{what}: {cmd[0]} did not finish within {TIMEOUT_SECONDS}s") from e
-    if p.returncode != 0:
-        detail = p.stderr.decode("utf-8", "replace").strip() or f"exit code {p.returncode}"
-        raise RenderError(f"{what}: `{' '.join(cmd)}` failed: {detail}")
-    return p.stdout.decode("utf-8", "replace")
+            dst.mkdir(parents=True, exist_ok=True)
+            with os.scandir(src) as it:
+                entries = sorted(it, key=lambda e: e.name)
+            for e in entries:
+                budget["entries"] -= 1
+                if budget["entries"] < 0:
+                    raise RenderError(f"{top}: more than {COPY_MAX_ENTRIES:,} files and directories to render")
+                if e.is_dir(follow_symlinks=False):
+                    if e.name not in _VCS_DIRS:  # history, not content: a chart or overlay never reads it
+                        todo.append((Path(e.path), dst / e.name))
+                    continue
+                source = e.path
+                if e.is_symlink():
+                    source = os.path.realpath(e.path)
+                    if not (_inside(source, real_roots) and os.path.isfile(source)):
+                        dropped.append(e.path)
+                        continue
+                elif not e.is_file(follow_symlinks=False):
+                    dropped.append(e.path)  # a FIFO, socket or device
+                    continue
+                if not _copy_file(source, dst / e.name, budget):
+                    dropped.append(e.path)
+        except OSError as err:
+            raise RenderError(f"{printable(str(src))}: cannot copy it to render: {err.strerror or err}") from err
+    return dropped
+
+
+def _copy_file(source: str, target: Path, budget: dict[str, int]) -> bool:
+    """Copy one regular file; False when it turns out not to be one (it changed since it was listed)."""
+    # O_NOFOLLOW: a file swapped for a link meanwhile is not followed; O_NONBLOCK: nor is a FIFO waited on
+    fd = os.open(source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with open(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return False
+        data = fh.read(budget["bytes"] + 1)
+    budget["bytes"] -= len(data)
+    if budget["bytes"] < 0:
+        raise RenderError(f"{printable(source)}: the files to render are over {COPY_MAX_BYTES:,} bytes")
+    target.write_bytes(data)
+    return True
+
+
+def _dropped_links(links: Sequence[str], what: str) -> SourceFile:
+    """One DRA007 finding for the links left out of a copied tree, on the first of them."""
+    shown = ", ".join(printable(_display_link(p)) for p in links[:5])
+    more = f" and {len(links) - 5} more" if len(links) > 5 else ""
+    noun = "symbolic link" if len(links) == 1 else f"{len(links)} symbolic links"
+    message = (f"{noun} left out when rendering {what}: {shown}{more} (only a link to a regular file "
+               "inside it is rendered)")
+    sf = SourceFile(path=printable(_display_link(links[0])), raw=b"")
+    sf.problems.append(LoadProblem(SKIPPED_LINK, message, Span(1, 1, 1, 1)))
+    return sf
+
+
+def _display_link(path: str) -> str:
+    """A path relative to the working directory without resolving it (it may be a link)."""
+    try:
+        return Path(path).relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path
 
 
 _DOC_SPLIT = re.compile(r"^---[ \t]*(?:#.*)?\r?$", re.MULTILINE)
@@ -263,11 +358,25 @@ NO_HELM = (
 )
 
 
+def _refuse_link_out(path: Path, directory: Path, what: str) -> None:
+    """A chart's or kustomization's own file that is a symlink out of its directory and the working
+    directory is an error, raised before it is read (a parse error would quote its first line)."""
+    why = input_roots([str(directory)]).refusal(path, what, hint=False)
+    if why:
+        raise RenderError(why)
+
+
+def _why(e: OSError | yaml.YAMLError) -> str:
+    """The reason of a failed read or parse, without the excerpt of the file PyYAML appends."""
+    return yaml_error_text(e) if isinstance(e, yaml.YAMLError) else str(e.strerror or e)
+
+
 def _chart_name(chart: Path) -> str:
+    _refuse_link_out(chart / "Chart.yaml", chart, "Chart.yaml")
     try:
         meta = yaml.safe_load((chart / "Chart.yaml").read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
-        raise RenderError(f"{chart}: not a Helm chart (cannot read Chart.yaml: {e})") from e
+        raise RenderError(f"{chart}: not a Helm chart (cannot read Chart.yaml: {_why(e)})") from e
     name = meta.get("name") if isinstance(meta, dict) else None
     return name if isinstance(name, str) and name else chart.name
 
@@ -279,17 +388,18 @@ def _template_file(chart: Path, source: str) -> Path:
 
 
 def _helm_docs_binary(binary: str, chart: Path, values_files: Sequence[str], sets: Sequence[str],
-                      namespace: str | None, kube_version: str | None) -> list[tuple[str, str]]:
-    cmd = [binary, "template", RELEASE_NAME, str(chart)]
+                      namespace: str | None, kube_version: str | None, what: str) -> list[tuple[str, str]]:
+    # run from the copy's directory; `./name` keeps helm from taking the name for a repository chart
+    cmd = [binary, "template", RELEASE_NAME, f"./{chart.name}"]
     for v in values_files:
-        cmd += ["--values", str(v)]
+        cmd += ["--values", os.path.abspath(v)]
     for s in sets:
         cmd += ["--set", s]
     if namespace:
         cmd += ["--namespace", namespace]
     if kube_version:
         cmd += ["--kube-version", f"{kube_version}.0"]
-    out = _run(cmd, f"helm template {chart}")
+    out = _run(cmd, what, cwd=chart.parent)
     docs: list[tuple[str, str]] = []
     for chunk in split_documents(out):
         m = _SOURCE.search(chunk)
@@ -301,17 +411,16 @@ def _helm_docs_binary(binary: str, chart: Path, values_files: Sequence[str], set
 
 
 def _helm_docs_sdk(chart: Path, values_files: Sequence[str], sets: Sequence[str],
-                   namespace: str | None) -> list[tuple[str, str]]:
-    try:
-        import helm_python
-    except Exception as e:  # the native library may not load on this platform
-        raise RenderError(f"the Helm SDK (helm-python-sdk) is installed but cannot load: {e}") from e
+                   namespace: str | None, what: str) -> list[tuple[str, str]]:
+    spec = importlib.util.find_spec("helm_python")
+    if spec is None or not spec.submodule_search_locations or not sys.executable:
+        raise RenderError("the Helm SDK (helm-python-sdk) is installed but cannot be started")
     values: dict[str, Any] = {}
     for vf in values_files:
         try:
             data = yaml.safe_load(Path(vf).read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as e:
-            raise RenderError(f"values file {vf}: {e}") from e
+            raise RenderError(f"values file {vf}: {_why(e)}") from e
         if data is None:
             continue
         if not isinstance(data, dict):
@@ -319,16 +428,26 @@ def _helm_docs_sdk(chart: Path, values_files: Sequence[str], sets: Sequence[str]
         values = _deep_merge(values, data)
     for s in sets:
         parse_set(s, values)
+    request = {"path": str(Path(next(iter(spec.submodule_search_locations))).parent), "chart": chart.name,
+               "values": values, "name": RELEASE_NAME, "namespace": namespace or "default"}
+    # -I: neither the environment nor the current directory decides what the child imports
+    out = _run([sys.executable, "-I", "-B", str(_CHILD)], what, cwd=chart.parent,
+               stdin=json.dumps(request, default=str).encode("utf-8"))  # str: YAML dates, as Helm reads them
     try:
-        with helm_python.Chart.load(str(chart)) as c:
-            rendered = c.render(values, name=RELEASE_NAME, namespace=namespace or "default", is_install=True)
-    except helm_python.HelmError as e:
-        raise RenderError(f"helm template {chart}: {e}") from e
+        reply = json.loads(out)
+        rendered = reply.get("manifests")
+        error = reply.get("error")
+    except (ValueError, AttributeError) as e:
+        raise RenderError(f"{what}: the Helm SDK child answered something that is not its reply") from e
+    if error is not None or not isinstance(rendered, dict):
+        if reply.get("stage") == "load":
+            raise RenderError(f"the Helm SDK (helm-python-sdk) is installed but cannot load: {_capped(str(error))}")
+        raise RenderError(f"{what}: {_capped(str(error))}")
     docs: list[tuple[str, str]] = []
     for name in sorted(rendered):
         base = name.rsplit("/", 1)[-1]
         # what `helm template` leaves out: NOTES.txt and partials (files starting with `_`)
-        if base == "NOTES.txt" or base.startswith("_"):
+        if base == "NOTES.txt" or base.startswith("_") or not isinstance(rendered[name], str):
             continue
         for chunk in split_documents(rendered[name]):
             docs.append((name, chunk))
@@ -340,14 +459,20 @@ def render_helm(chart_dir: str, values_files: Sequence[str] = (), sets: Sequence
     chart = Path(chart_dir)
     if not (chart / "Chart.yaml").is_file():
         raise RenderError(f"{chart_dir}: not a Helm chart directory (no Chart.yaml)")
+    check_offline(chart, chart=True)
     _chart_name(chart)
     engine = helm_engine()
     if engine is None:
         raise RenderError(NO_HELM.format(chart=chart_dir))
-    if engine[0] == "binary":
-        docs = _helm_docs_binary(engine[1], chart, values_files, sets, namespace, kube_version)
-    else:
-        docs = _helm_docs_sdk(chart, values_files, sets, namespace)
+    what = f"helm template {chart_dir}"
+    real = Path(os.path.realpath(chart))
+    with tempfile.TemporaryDirectory(prefix="dralint-chart-") as tmp:
+        dropped = copy_tree([real], real.parent, Path(tmp))
+        copy = Path(tmp) / real.name
+        if engine[0] == "binary":
+            docs = _helm_docs_binary(engine[1], copy, values_files, sets, namespace, kube_version, what)
+        else:
+            docs = _helm_docs_sdk(copy, values_files, sets, namespace, what)
     rendered_docs: list[RenderedDoc] = []
     disk: dict[str, Path] = {}
     for source, text in docs:
@@ -356,7 +481,10 @@ def render_helm(chart_dir: str, values_files: Sequence[str] = (), sets: Sequence
         if f.is_file():
             disk[origin] = f
         rendered_docs.append(RenderedDoc(origin, text, source))
-    return _group(rendered_docs, disk)
+    result = _group(rendered_docs, disk)
+    if dropped:
+        result.notes.append(_dropped_links(dropped, f"the chart `{chart_dir}`"))
+    return result
 
 
 # --------------------------------------------------------------------------------------------------
@@ -373,52 +501,69 @@ def kustomization_file(path: str | Path) -> Path | None:
     return None
 
 
-def check_offline(directory: Path, seen: set[Path] | None = None) -> None:
-    """Refuse a kustomization that would reach the network (remote bases, Helm chart inflation)."""
-    seen = seen if seen is not None else set()
-    key = directory.resolve()
-    if key in seen:
-        return
-    seen.add(key)
-    kfile = kustomization_file(directory)
-    if kfile is None:
-        return
-    try:
-        data = yaml.safe_load(kfile.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as e:
-        raise RenderError(f"{kfile}: cannot read: {e}") from e
-    if not isinstance(data, dict):
-        return
-    if data.get("helmCharts") or data.get("helmGlobals"):
-        raise RenderError(f"{kfile}: `helmCharts` needs Helm chart inflation, which can download charts; "
-                          "render the chart with --helm-chart instead")
-    for fld in ("resources", "bases", "components"):
-        entries = data.get(fld) or []
-        if not isinstance(entries, list):
-            continue
-        for entry in entries:
-            if not isinstance(entry, str):
-                continue
-            if "://" in entry or entry.startswith(("git@", "git::", "github.com/", "gitlab.com/")) or "?ref=" in entry:
-                raise RenderError(f"{kfile}: `{fld}` entry `{entry}` is a remote base; dralint renders offline "
-                                  "only (vendor it, or lint the output of `kustomize build`)")
-            target = directory / entry
-            if not target.exists():
-                raise RenderError(f"{kfile}: `{fld}` entry `{entry}` does not exist locally (kustomize would try "
-                                  "to fetch it from the network; dralint renders offline only)")
-            if target.is_dir():
-                check_offline(target, seen)
+def check_offline(path: Path, *, chart: bool = False) -> None:
+    """Refuse a kustomization (or, ``chart``, a Helm chart) that names anything remote or out of the
+    project, before any renderer runs: `dralint.offline` holds the rules."""
+    from dralint import offline  # imported here: offline builds on this module's RenderError
+
+    if chart:
+        offline.check_chart(path)
+    else:
+        offline.check_kustomization(path)
 
 
 def kustomize_command(directory: str) -> list[str]:
+    """The command that builds a kustomization (its directory to be appended); ``directory`` is for the error."""
+    # the defaults, said out loud: no plugins (they run programs), no Helm inflation (it downloads),
+    # no file read from outside a kustomization's own directory
+    flags = ["--enable-alpha-plugins=false", "--enable-helm=false", "--load-restrictor=LoadRestrictionsRootOnly"]
     kz = shutil.which("kustomize")
     if kz:
-        return [kz, "build", directory]
+        return [kz, "build", *flags]
     kubectl = shutil.which("kubectl")
     if kubectl:
-        return [kubectl, "kustomize", directory]
+        return [kubectl, "kustomize", *flags]
     raise RenderError(f"{directory} holds a kustomization, but neither `kustomize` nor `kubectl` is on PATH "
                       "to build it")
+
+
+def kustomization_dirs(directory: Path) -> list[Path]:
+    """The real directories a build of ``directory`` reads: it, and each local kustomization it includes.
+
+    Only entries reached without a symlink are followed (a linked base is not part of the copy, so
+    kustomize reports it missing); kustomize itself reads files only inside these directories.
+    """
+    found: list[Path] = []
+    todo = [Path(os.path.realpath(directory))]
+    while todo:
+        current = todo.pop()
+        if current in found:
+            continue
+        found.append(current)
+        data = _kustomization_data(current)
+        for fld in _KUSTOMIZE_DIR_FIELDS:
+            entries = data.get(fld)
+            for entry in entries if isinstance(entries, list) else ():
+                if not isinstance(entry, str) or "://" in entry:
+                    continue
+                target = os.path.normpath(current / entry)
+                if os.path.isdir(target) and os.path.realpath(target) == target:
+                    todo.append(Path(target))
+    return found
+
+
+def _kustomization_data(directory: Path) -> dict[str, Any]:
+    """The kustomization of a directory as a mapping ({} when there is none, or it is a link or unreadable)."""
+    for n in KUSTOMIZATION_NAMES:
+        f = directory / n
+        if f.is_symlink() or not f.is_file():
+            continue
+        try:
+            data = yaml.safe_load(f.read_bytes()[:COPY_MAX_BYTES])
+        except (OSError, yaml.YAMLError):
+            return {}  # kustomize reports it
+        return data if isinstance(data, dict) else {}
+    return {}
 
 
 def render_kustomize(directory: str) -> Rendered:
@@ -426,16 +571,22 @@ def render_kustomize(directory: str) -> Rendered:
     check_offline(d)
     kfile = kustomization_file(d)
     assert kfile is not None
-    with tempfile.TemporaryDirectory(prefix="dralint-kustomize-") as wrapper:
+    command = kustomize_command(directory)
+    dirs = kustomization_dirs(d)
+    top = Path(os.path.commonpath([str(p) for p in dirs]))
+    with tempfile.TemporaryDirectory(prefix="dralint-kustomize-") as tmp:
+        tree, wrapper = Path(tmp).resolve() / "tree", Path(tmp).resolve() / "build"
+        dropped = copy_tree(dirs, top, tree)
+        wrapper.mkdir()
         # a wrapper kustomization asks for origin annotations without touching the user's files
-        rel = os.path.relpath(d.resolve(), Path(wrapper).resolve())
-        Path(wrapper, "kustomization.yaml").write_text(
+        rel = os.path.relpath(tree / dirs[0].relative_to(top), wrapper)
+        (wrapper / "kustomization.yaml").write_text(
             yaml.safe_dump({"resources": [rel], "buildMetadata": ["originAnnotations"]}), encoding="utf-8")
-        out = _run(kustomize_command(wrapper), f"kustomize build {directory}")
+        out = _run([*command, "build"], f"kustomize build {directory}", cwd=Path(tmp))
         docs: list[RenderedDoc] = []
         disk: dict[str, Path] = {}
         for chunk in split_documents(out):
-            origin_path = _origin(chunk, Path(wrapper))
+            origin_path = _origin(chunk, wrapper, tree, top)
             if origin_path is not None:
                 origin = _display(origin_path)
                 disk[origin] = origin_path
@@ -444,10 +595,13 @@ def render_kustomize(directory: str) -> Rendered:
             docs.append(RenderedDoc(origin, chunk, None))
     result = _group(docs, disk)
     result.manifests = set(disk)
+    if dropped:
+        result.notes.append(_dropped_links(dropped, f"the kustomization `{directory}`"))
     return result
 
 
-def _origin(chunk: str, wrapper: Path) -> Path | None:
+def _origin(chunk: str, wrapper: Path, tree: Path, top: Path) -> Path | None:
+    """The user's file an object came from: its origin annotation names the copy under ``tree``."""
     try:
         data = yaml.safe_load(chunk)
     except yaml.YAMLError:
@@ -460,7 +614,10 @@ def _origin(chunk: str, wrapper: Path) -> Path | None:
         return None
     if not isinstance(path, str) or (isinstance(origin, dict) and origin.get("repo")):
         return None
-    p = (wrapper / path).resolve()
+    try:
+        p = top / Path(os.path.normpath(wrapper / path)).relative_to(tree)
+    except ValueError:  # not a file of the copy
+        return None
     return p if p.is_file() else None
 
 
@@ -586,18 +743,20 @@ def lint(
         r = render_helm(chart, values_files, sets, kube_version=config.profile.kubernetes_version)
         rendered.files += r.files
         rendered.origins.update(r.origins)
+        rendered.notes += r.notes
     for d in kustomize_dirs:
         r = render_kustomize(d)
         rendered.files += r.files
         rendered.origins.update(r.origins)
         rendered.manifests |= r.manifests
+        rendered.notes += r.notes
     targets, missing = load_paths(plain, config, follow_symlinks) if plain else ([], [])
     # a source file that was rendered is linted as rendered, not a second time as it stands
     rendered_sources = {str(p.resolve()) for p in rendered.origins.values()}
     targets = [t for t in targets if _resolved(t.path) not in rendered_sources]
     if stdin is not None:
         targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
-    targets += rendered.files
+    targets += rendered.files + rendered.notes
     context_files: list[SourceFile] = []
     if context:
         skip = {str(Path(r.path).resolve()) for r in discover(plain, config.exclude, config.root)[0]}

@@ -170,3 +170,53 @@ def test_lint_step_inputs_cannot_inject_shell(workdir: Path) -> None:
 def test_lint_step_other_format(workdir: Path) -> None:
     p, _, _ = run_lint_step(workdir, paths="manifests", format="text")
     assert p.stdout.startswith("manifests/pod.yaml:10:11: DRA201 [warning]")
+
+
+def test_lint_step_runs_without_a_cache(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a cache read from the checkout would be content the pull request controls
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.delenv("DRALINT_CACHE_DIR", raising=False)
+    p, outputs, _ = run_lint_step(workdir, paths="manifests")
+    assert outputs["exit-code"] == "1", p.stderr
+    assert not (workdir / ".dralint_cache").exists()
+    assert list(home.iterdir()) == []
+
+
+def test_lint_step_paths_are_never_options(workdir: Path) -> None:
+    (workdir / "victim.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: v}\n", encoding="utf-8")
+    (workdir / "--output=victim.yaml").write_text(GPU_POD, encoding="utf-8")
+    p, outputs, _ = run_lint_step(workdir, paths="--output=victim.yaml victim.yaml", format="text")
+    assert outputs["exit-code"] == "1", p.stderr
+    assert "--output=victim.yaml:10:11: DRA201" in p.stdout
+    assert "kind: ConfigMap" in (workdir / "victim.yaml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", ["github", "text"])
+def test_lint_step_log_holds_only_dralints_own_commands(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    (workdir / "manifests" / "a\n::error file=x::pwned.yaml").write_text(GPU_POD, encoding="utf-8")
+    p, _, _ = run_lint_step(workdir, paths="manifests", format=fmt, **{"sarif-file": "", "step-summary": "false"})
+    log = re.split("\r\n|\r|\n", p.stdout + p.stderr)
+    commands = [x for x in log if x.lstrip().startswith("::") or "##[" in x]
+    if fmt == "text":
+        assert commands == []
+    else:
+        assert sorted(c.split(",", 1)[0] for c in commands) == [
+            "::warning file=manifests/a%0A%3A%3Aerror file=x%3A%3Apwned.yaml", "::warning file=manifests/pod.yaml"]
+
+
+def test_lint_step_never_writes_the_sarif_file_through_a_committed_link(workdir: Path) -> None:
+    # the workspace is the pull request's checkout: a committed `dralint.sarif -> ~/.bashrc` must not make
+    # the step overwrite the runner's file (a shell `>` redirect would follow the link)
+    victim = workdir.parent / "bashrc"
+    victim.write_text("export KEEP=1\n", encoding="utf-8")
+    (workdir / "dralint.sarif").symlink_to(victim)
+    p, outputs, _ = run_lint_step(workdir, paths="manifests/")
+    assert victim.read_text(encoding="utf-8") == "export KEEP=1\n"
+    assert outputs["exit-code"] == "2", p.stderr
+    assert "symbolic link" in p.stderr

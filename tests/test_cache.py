@@ -49,6 +49,15 @@ spec:
 """
 
 
+@pytest.fixture(autouse=True)
+def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake home and user cache directory: outside the project, a cache may live only there."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("DRALINT_CACHE_DIR", raising=False)
+    return tmp_path / "xdg" / "dralint"
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
@@ -77,8 +86,8 @@ def entries(cache: Path) -> list[Path]:
     return sorted(p for p in cache.rglob("*.json") if not p.name.startswith(".tmp"))
 
 
-def test_cold_then_warm_gives_the_same_findings(repo: Path, tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
+def test_cold_then_warm_gives_the_same_findings(repo: Path, user_cache: Path) -> None:
+    cache = user_cache / "cache"
     target = repo / "apps" / "pod.yaml"
     plain = lint(target, repo, None)
     cold = lint(target, repo, cache)
@@ -90,8 +99,8 @@ def test_cold_then_warm_gives_the_same_findings(repo: Path, tmp_path: Path) -> N
     assert [f.rule for f in plain.findings] == []  # the template in claims/ resolves the claim
 
 
-def test_whole_repository_warm_cache_with_workers(repo: Path, tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
+def test_whole_repository_warm_cache_with_workers(repo: Path, user_cache: Path) -> None:
+    cache = user_cache / "cache"
     plain = lint(repo, repo, None)
     lint(repo, repo, cache, jobs=2)
     again = lint(repo, repo, cache, jobs=2)
@@ -99,8 +108,8 @@ def test_whole_repository_warm_cache_with_workers(repo: Path, tmp_path: Path) ->
     assert [f.rule for f in plain.findings].count("DRA201") == 5
 
 
-def test_an_edited_context_file_is_read_again(repo: Path, tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
+def test_an_edited_context_file_is_read_again(repo: Path, user_cache: Path) -> None:
+    cache = user_cache / "cache"
     target = repo / "apps" / "pod.yaml"
     assert [f.rule for f in lint(target, repo, cache).findings] == []
     (repo / "claims" / "template.yaml").write_text(TEMPLATE.replace("- name: gpu", "- name: gpus"))
@@ -109,8 +118,8 @@ def test_an_edited_context_file_is_read_again(repo: Path, tmp_path: Path) -> Non
     assert r.stats["cache_hits"] == 6
 
 
-def test_corrupt_or_foreign_entries_are_misses(repo: Path, tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
+def test_corrupt_or_foreign_entries_are_misses(repo: Path, user_cache: Path) -> None:
+    cache = user_cache / "cache"
     target = repo / "apps" / "pod.yaml"
     lint(target, repo, cache)
     bad = [b"", b"\x80\x04\x95 not json", b"[1, 2]", b'{"format": 999}', b"{" * 100_000]
@@ -120,8 +129,8 @@ def test_corrupt_or_foreign_entries_are_misses(repo: Path, tmp_path: Path) -> No
     assert canonical(r) == canonical(lint(target, repo, None))
 
 
-def test_entries_are_json_never_pickle(repo: Path, tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
+def test_entries_are_json_never_pickle(repo: Path, user_cache: Path) -> None:
+    cache = user_cache / "cache"
     lint(repo / "apps" / "pod.yaml", repo, cache)
     for p in entries(cache):
         raw = p.read_bytes()
@@ -136,16 +145,17 @@ def test_entries_are_json_never_pickle(repo: Path, tmp_path: Path) -> None:
     assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
 
 
-def test_unusable_cache_directory_only_costs_speed(repo: Path, tmp_path: Path) -> None:
-    blocker = tmp_path / "not-a-dir"
+def test_unusable_cache_directory_only_costs_speed(repo: Path, user_cache: Path) -> None:
+    user_cache.mkdir(parents=True)
+    blocker = user_cache / "not-a-dir"
     blocker.write_text("a file where the cache directory should be")
     r = lint(repo / "apps" / "pod.yaml", repo, blocker)
     assert canonical(r) == canonical(lint(repo / "apps" / "pod.yaml", repo, None))
 
 
 def test_key_depends_on_content_and_limits(tmp_path: Path) -> None:
-    a = SummaryCache(tmp_path, "limits-1")
-    b = SummaryCache(tmp_path, "limits-2")
+    a = SummaryCache(tmp_path / "c", "limits-1", tmp_path)
+    b = SummaryCache(tmp_path / "c", "limits-2", tmp_path)
     assert a.dir != b.dir
     assert a.key(b"x: 1\n", False) != a.key(b"x: 2\n", False)
     assert a.key(b"{}", True) != a.key(b"{}", False)
@@ -169,9 +179,9 @@ def test_summary_carries_lookups_and_defers_the_rest() -> None:
                                   b'"values":[]}\n{}') is None  # a blob outside the entry
 
 
-def test_rules_reading_undeclared_context_data_still_see_it(repo: Path, tmp_path: Path) -> None:
+def test_rules_reading_undeclared_context_data_still_see_it(repo: Path, user_cache: Path) -> None:
     # a Service is not carried in summaries: reading its data loads the file on demand
-    cache = tmp_path / "cache"
+    cache = user_cache / "cache"
     lint(repo / "apps" / "pod.yaml", repo, cache)
     r = lint(repo / "apps" / "pod.yaml", repo, cache)
     svc = r.index.find("Service", "svc", "ml")[0]
@@ -194,12 +204,26 @@ def test_default_location_is_skipped_by_discovery(repo: Path, monkeypatch: pytes
     capsys.readouterr()
 
 
-def test_cache_dir_option_and_config(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_cache_dir_option_environment_and_config(repo: Path, user_cache: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(repo)
-    assert main(["check", "apps/pod.yaml", "--context", ".", "--cache-dir", str(tmp_path / "c1")]) == 0
-    assert entries(tmp_path / "c1")
-    (repo / ".dralint.yaml").write_text("cache-dir: build/lint-cache\n")
+    assert main(["check", "apps/pod.yaml", "--context", ".", "--cache-dir", str(user_cache / "c1")]) == 0
+    assert entries(user_cache / "c1")
+    assert main(["check", "apps/pod.yaml", "--context", ".", "--cache-dir", "build/c2"]) == 0  # in the project
+    assert entries(repo / "build" / "c2")
+    monkeypatch.setenv("DRALINT_CACHE_DIR", str(user_cache / "c3"))
     assert main(["check", "apps/pod.yaml", "--context", "."]) == 0
-    assert entries(repo / "build" / "lint-cache")
+    assert entries(user_cache / "c3")
+    monkeypatch.delenv("DRALINT_CACHE_DIR")
     capsys.readouterr()
+    # anywhere else is a usage error that names both allowed places
+    assert main(["check", "apps/pod.yaml", "--context", ".", "--cache-dir", str(tmp_path / "c4")]) == 2
+    err = capsys.readouterr().err
+    assert "neither inside the project" in err and str(user_cache) in err and not (tmp_path / "c4").exists()
+    # the configuration file in the tree can no longer choose it
+    (repo / ".dralint.yaml").write_text("cache-dir: build/lint-cache\n")
+    assert main(["check", "apps/pod.yaml", "--context", "."]) == 2
+    err = capsys.readouterr().err
+    assert "--cache-dir" in err and "DRALINT_CACHE_DIR" in err and "Traceback" not in err
+    assert not (repo / "build" / "lint-cache").exists()

@@ -37,6 +37,8 @@ RULE_SCHEMA = {
         "options": {"type": "object"},
         "references": {"type": "array", "items": {"type": "string"}},
         "since": {"type": "string"},
+        # how tests/test_rule_examples.py presents the bad examples (default: as file content)
+        "example_setup": {"enum": ["symlink-outside-roots"]},
     },
 }
 

@@ -649,7 +649,7 @@ def test_interrupted_replace_leaves_the_old_file_and_no_temp(tmp_path: Path, mon
     f = tmp_path / "a.yaml"
     f.write_bytes(b"old\n")
 
-    def boom(src: str, dst: Any) -> None:
+    def boom(src: str, dst: Any, **dir_fds: Any) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(os, "replace", boom)
@@ -659,15 +659,18 @@ def test_interrupted_replace_leaves_the_old_file_and_no_temp(tmp_path: Path, mon
     assert [p.name for p in tmp_path.iterdir()] == ["a.yaml"]
 
 
-def test_atomic_write_keeps_mode_and_symlinks(tmp_path: Path) -> None:
+def test_atomic_write_keeps_mode_and_refuses_symlinks(tmp_path: Path) -> None:
     real = tmp_path / "real.yaml"
     real.write_bytes(b"old\n")
     real.chmod(0o600)
+    atomic_write(real, b"new\n")
+    assert real.read_bytes() == b"new\n"
+    assert (real.stat().st_mode & 0o777) == 0o600
     link = tmp_path / "link.yaml"
     link.symlink_to(real)
-    atomic_write(link, b"new\n")
+    with pytest.raises(OSError, match="symbolic link"):  # callers pass the real path of a link they trust
+        atomic_write(link, b"newer\n")
     assert link.is_symlink() and real.read_bytes() == b"new\n"
-    assert (real.stat().st_mode & 0o777) == 0o600
 
 
 def _big_manifest(n: int) -> str:

@@ -156,7 +156,7 @@ def test_socket_and_device_are_not_read(tmp_path: Path) -> None:
         s.close()
     if os.path.exists("/dev/zero"):  # endless: reading it would never finish
         (tmp_path / "zero.yaml").symlink_to("/dev/zero")
-        _only(run_cli(["zero.yaml"], tmp_path), "DRA005", "not a regular file")
+        _only(run_cli(["zero.yaml", "--follow-symlinks"], tmp_path), "DRA005", "not a regular file")
 
 
 def test_directory_named_like_a_manifest(tmp_path: Path) -> None:
@@ -200,7 +200,7 @@ def test_unreadable_file(tmp_path: Path) -> None:
     if not Path("/proc/self/mem").exists():
         pytest.skip("running as root and /proc/self/mem is missing: no file here is unreadable for root")
     (tmp_path / "mem.yaml").symlink_to("/proc/self/mem")
-    _only(run_cli(["mem.yaml"], tmp_path), "DRA005", "cannot read file")
+    _only(run_cli(["mem.yaml", "--follow-symlinks"], tmp_path), "DRA005", "cannot read file")
 
 
 def test_file_replaced_by_a_directory_between_listing_and_reading(tmp_path: Path,

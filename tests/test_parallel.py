@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from dralint import parallel
-from dralint.config import build_config
+from dralint.config import build_config, usable_cores
 from dralint.engine import Result, choose_jobs, lint_paths
 from dralint.report import ReportOptions, get_formatter
 from tests.conftest import EXAMPLES, REPO
@@ -133,7 +133,8 @@ def test_shares_are_balanced_and_cover_every_file() -> None:
 def test_jobs_default_to_one_for_a_handful_of_files() -> None:
     assert choose_jobs(None, nbytes=20_000, nfiles=3) == 1
     assert choose_jobs(0, nbytes=20_000, nfiles=3) == 1
-    assert choose_jobs(4, nbytes=20_000, nfiles=3) == 3  # never more workers than files
+    # never more workers than files, nor than usable cores
+    assert choose_jobs(4, nbytes=20_000, nfiles=3) == min(3, usable_cores())
     assert choose_jobs(None, nbytes=50_000_000, nfiles=2000) >= 1
 
 
@@ -150,7 +151,7 @@ def test_jobs_option_from_cli_and_config(tmp_path: Path, capsys: pytest.CaptureF
         outs.append(json.loads(capsys.readouterr().out)["findings"])
     assert outs[0] == outs[1] and len(outs[0]) == 20
     (tmp_path / ".dralint.yaml").write_text("jobs: 2\n")
-    assert build_config({"jobs": 2}, None, tmp_path).jobs == 2
+    assert build_config({"jobs": 2}, None, tmp_path).jobs == min(2, usable_cores())
     assert main(["check", str(tmp_path), "--config", str(tmp_path / ".dralint.yaml"), "--no-cache"]) == 1
     (tmp_path / ".dralint.yaml").write_text("jobs: -1\n")
     assert main(["check", str(tmp_path), "--config", str(tmp_path / ".dralint.yaml")]) == 2

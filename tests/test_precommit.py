@@ -136,9 +136,12 @@ class HookRun:
 
 
 def try_repo(hook_repo: Path, home: Path, cwd: Path, hook: str, *files: str) -> HookRun:
+    """Run ``hook`` on ``files``, or on every tracked file when none are given (``--all-files``)."""
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never", "NO_COLOR": "1"}
     env.pop("VIRTUAL_ENV", None)
-    p = subprocess.run([PRE_COMMIT, "try-repo", str(hook_repo), hook, "--verbose", "--files", *files],
+    env.pop("GITHUB_ACTIONS", None)  # the output is compared as a terminal would show it
+    selection = ["--files", *files] if files else ["--all-files"]
+    p = subprocess.run([PRE_COMMIT, "try-repo", str(hook_repo), hook, "--verbose", *selection],
                        cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
     return HookRun(p.returncode, p.stdout + p.stderr)
 
@@ -150,6 +153,8 @@ def test_hook_definitions() -> None:
         assert h["language"] == "python"
         assert h["types_or"] == ["yaml", "json"]
         assert "--context ." in h["entry"]
+        # pre-commit appends the file names: after `--` none of them can be an option
+        assert h["entry"].endswith(" --")
     assert hooks["dralint"]["entry"].startswith("dralint check ")
     assert hooks["dralint-fix"]["entry"].startswith("dralint fix ")
 
@@ -209,3 +214,38 @@ def test_fix_hook_rewrites_the_changed_file(hook_repo: Path, pre_commit_home: Pa
     assert fixed == wrong.replace("request: gpu/a100", "request: gpu")
     # the unchanged files were not touched
     assert (manifests / "apps" / "trainer.yaml").read_text(encoding="utf-8") == LEGACY
+
+
+# --------------------------------------------------------------------------------------------------
+# file names that look like options: pre-commit passes them exactly as git lists them
+
+
+VICTIM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: victim, namespace: ml}\ndata: {keep: me}\n"
+
+
+def _commit(repo: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (repo / name).write_text(text, encoding="utf-8")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "more")
+
+
+def test_hook_lints_files_named_like_options(hook_repo: Path, pre_commit_home: Path, manifests: Path) -> None:
+    # as options, the first would overwrite victim.yaml with the report, the second would skip every file
+    _commit(manifests, {"victim.yaml": VICTIM, "--output=victim.yaml": LEGACY, "--exclude=*.yaml": LEGACY})
+    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint")
+    assert (manifests / "victim.yaml").read_text(encoding="utf-8") == VICTIM, run.output
+    assert run.code == 1, run.output
+    for name in ("--output=victim.yaml", "--exclude=*.yaml", "apps/trainer.yaml"):
+        assert f"{name}:12:15: DRA201 [warning]" in run.output
+
+
+def test_fix_hook_is_not_switched_off_by_a_file_name(hook_repo: Path, pre_commit_home: Path, manifests: Path,
+                                                    fix_exists: None) -> None:
+    claim_ref = "              - name: gpu\n"
+    wrong = SERVER.replace(claim_ref, claim_ref + "                request: gpu/a100\n")
+    _commit(manifests, {"apps/server.yaml": wrong, "--exclude=*.yaml": VICTIM})
+    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint-fix")
+    fixed = (manifests / "apps" / "server.yaml").read_text(encoding="utf-8")
+    assert fixed == wrong.replace("request: gpu/a100", "request: gpu"), run.output
+    assert (manifests / "--exclude=*.yaml").read_text(encoding="utf-8") == VICTIM

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from dralint import render
+from dralint import render, sandbox
 from dralint.cli import main
 from tests.conftest import REPO
 
@@ -135,8 +135,8 @@ sys.path.insert(0, {repo!r})
 import helm_python
 from dralint.render import parse_set
 args = sys.argv[1:]
-with open(os.environ["FAKE_HELM_LOG"], "w") as fh:
-    json.dump({{"argv": args, "https_proxy": os.environ.get("HTTPS_PROXY"),
+with open({log!r}, "w") as fh:  # the environment is not ours to pass a path through: it is empty
+    json.dump({{"argv": args, "cwd": os.getcwd(), "https_proxy": os.environ.get("HTTPS_PROXY"),
                "helm_config": os.environ.get("HELM_CONFIG_HOME")}}, fh)
 assert args[0] == "template"
 name, chart, rest = args[1], args[2], args[3:]
@@ -158,17 +158,18 @@ def test_helm_binary_path_is_called_offline(fixtures: Path, tmp_path: Path, monk
                                             capsys: pytest.CaptureFixture[str]) -> None:
     """The `helm template` code path, driven through a stand-in CLI (there is no helm binary here)."""
     fake = tmp_path / "helm"
-    fake.write_text(FAKE_HELM.format(python=sys.executable, repo=str(REPO)), encoding="utf-8")
-    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     log = tmp_path / "log.json"
+    fake.write_text(FAKE_HELM.format(python=sys.executable, repo=str(REPO), log=str(log)), encoding="utf-8")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("DRALINT_HELM", str(fake))
-    monkeypatch.setenv("FAKE_HELM_LOG", str(log))
     code, doc, err = check_json(["--helm-chart", CHART, "--set", "gpus=2", "--kubernetes-version", "1.34"], capsys)
     assert code == 1, err
     (f,) = doc["findings"]
     assert f["path"] == "chart/gpu-app/templates/deployment.yaml" and "`nvidia.com/gpu: 2`" in f["message"]
     called = json.loads(log.read_text(encoding="utf-8"))
-    assert called["argv"] == ["template", "dralint", CHART, "--set", "gpus=2", "--kube-version", "1.34.0"]
+    # it renders a copy of the chart (`./gpu-app` in a temporary directory), not the chart itself
+    assert called["argv"] == ["template", "dralint", "./gpu-app", "--set", "gpus=2", "--kube-version", "1.34.0"]
+    assert not Path(called["cwd"]).is_relative_to(FIXTURES) and not Path(called["cwd"]).exists()  # removed after
     assert called["https_proxy"] == "http://127.0.0.1:9"  # the network is closed to it
     assert not str(called["helm_config"]).startswith(os.path.expanduser("~"))
 
@@ -236,7 +237,9 @@ def test_remote_base_is_refused_before_anything_runs(fixtures: Path, monkeypatch
     def no_subprocess(*a: Any, **k: Any) -> Any:
         raise AssertionError("kustomize must not run for a remote base")
 
-    monkeypatch.setattr(subprocess, "run", no_subprocess)
+    # every renderer starts through the sandbox, and nothing else starts a process
+    monkeypatch.setattr(sandbox, "run_sandboxed", no_subprocess)
+    monkeypatch.setattr(subprocess, "Popen", no_subprocess)
     assert main(["check", "--isolated", "kustomize/remote"]) == 2
     err = capsys.readouterr().err
     assert "is a remote base; dralint renders offline only" in err

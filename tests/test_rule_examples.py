@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from dralint.catalog import catalog
 from dralint.config import build_config
-from dralint.engine import lint_files
+from dralint.engine import lint_files, lint_paths
 from dralint.load import load_bytes
 
 from .conftest import REPO, RULES
@@ -36,7 +37,22 @@ def _lint(code: str, path: Path, all_rules: bool = False):  # type: ignore[no-un
         raw.update(yaml.safe_load(profile.read_text(encoding="utf-8")))
     cfg = build_config(raw, None, REPO)
     rel = path.relative_to(REPO).as_posix()
+    if path.name.startswith("bad") and catalog()[code].extra.get("example_setup") == "symlink-outside-roots":
+        return _lint_through_outside_link(path, cfg)
     return lint_files([load_bytes(rel, path.read_bytes())], [], cfg)
+
+
+def _lint_through_outside_link(path: Path, cfg):  # type: ignore[no-untyped-def]
+    """Lint ``manifests/gpu-pod.yaml``, a symlink to a copy of the example outside every root."""
+    with tempfile.TemporaryDirectory() as tmp:
+        outside = Path(tmp, "outside")
+        outside.mkdir()
+        (outside / path.name).write_bytes(path.read_bytes())
+        manifests = Path(tmp, "project", "manifests")
+        manifests.mkdir(parents=True)
+        (manifests / "gpu-pod.yaml").symlink_to(outside / path.name)
+        cfg.root, cfg.use_cache = manifests.parent, False
+        return lint_paths([str(manifests)], cfg)
 
 
 def render(result) -> str:  # type: ignore[no-untyped-def]

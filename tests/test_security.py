@@ -158,7 +158,10 @@ def names(p: subprocess.CompletedProcess[bytes]) -> set[str]:
 def test_symlinks_out_of_the_root_are_not_followed(linked: Path) -> None:
     p = dralint(["check", ".", "--no-cache", "--format", "json"], linked)
     assert names(p) == {"inside"}
-    assert len(json.loads(p.stdout)["findings"]) == 1  # the inside link is the same file: linted once
+    found = json.loads(p.stdout)["findings"]
+    assert [f["rule"] for f in found if f["rule"] != "DRA007"] == ["DRA201"]  # the inside link: linted once
+    assert sorted((f["path"], f["severity"]) for f in found if f["rule"] == "DRA007") == [
+        ("apps/to-secret.yaml", "info"), ("linked-dir", "info")]  # the links out are reported, not read
     ctx = dralint(["check", "apps/pod.yaml", "--context", ".", "--no-cache", "--format", "json", "-v"], linked)
     assert names(ctx) == {"inside"}
     assert b"1 files" not in ctx.stderr or b"outside" not in ctx.stderr
@@ -169,9 +172,12 @@ def test_symlinks_are_followed_when_asked(linked: Path) -> None:
     assert names(p) == {"inside", "outside-file", "outside-dir"}
 
 
-def test_a_symlink_named_explicitly_is_read(linked: Path) -> None:
+def test_a_symlink_named_explicitly_is_not_read_unless_asked(linked: Path) -> None:
+    # a hook or CI job names the files of a change: one of them can be a committed link out of the repository
     p = dralint(["check", "apps/to-secret.yaml", "--no-cache", "--format", "json"], linked)
-    assert names(p) == {"outside-file"}  # the user named it
+    assert [f["rule"] for f in json.loads(p.stdout)["findings"]] == ["DRA007"]
+    p = dralint(["check", "apps/to-secret.yaml", "--no-cache", "--format", "json", "--follow-symlinks"], linked)
+    assert names(p) == {"outside-file"}
 
 
 # -- writes ----------------------------------------------------------------------------------------

@@ -10,6 +10,11 @@ enforces the same limit at run time. The model, as cel-go's:
   other string functions 0.1 per character, ``matches``/``find``/``findAll`` ``(0.1 × (len(s)+1)) ×
   (0.25 × len(regex))``, ``in`` on a list one unit per element, list functions one unit per element
   (``sort``/``sortBy`` n·log n, ``distinct`` and the ``sets`` functions n·m);
+- the functions that build strings follow Kubernetes' ``library/cost.go``: ``split`` and
+  ``replace`` cost 0.2 per input character, ``join`` 0.1 per character of its result, and their
+  result sizes are worst cases (``replace`` from the shortest match and the longest replacement).
+  No Kubernetes list declares how long its elements are, so ``join`` on any non-empty list is an
+  unbounded cost, as the API server estimates it (``"a,b".split(",").join("-")`` is refused);
 - ``&&``/``||`` cost both sides, a conditional the condition plus the dearer branch;
 - a list literal costs 10 plus its elements, a map literal 30 plus its entries;
 - a comprehension costs its range plus (size of the range × (cost of one iteration + 2));
@@ -64,6 +69,11 @@ _REGEX = frozenset({"matches", "find", "findAll"})
 
 def _cap(x: float) -> int:
     return UNBOUNDED if x >= UNBOUNDED else math.ceil(x)
+
+
+def _per_char(size: int, factor: float) -> int:
+    """``factor`` units per character of ``size``; an unbounded size stays unbounded (not a tenth of it)."""
+    return UNBOUNDED if size >= UNBOUNDED else math.ceil(factor * size)
 
 
 class Estimator:
@@ -180,13 +190,13 @@ class Estimator:
         if fn in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"):
             t0 = self.typ(parts[0])
             if t0.kind in ("string", "bytes", "list", "map", "dyn", "any"):
-                return _cap(arg_cost + max(1, math.ceil(0.1 * min(sizes)))), 1
+                return _cap(arg_cost + max(1, _per_char(min(sizes), 0.1))), 1
             return _cap(arg_cost + 1), 1
         if fn == "_+_":
             total = sizes[0] + sizes[1]
             t0 = self.typ(parts[0])
             if t0.kind in ("string", "bytes"):
-                return _cap(arg_cost + math.ceil(0.1 * total)), total
+                return _cap(arg_cost + _per_char(total, 0.1)), _cap(total)
             if t0.kind == "list":
                 return _cap(arg_cost + 1), total
             return _cap(arg_cost + 1), 1
@@ -207,19 +217,50 @@ class Estimator:
             s = sizes[0]
             extra = s * s if fn == "distinct" else s * max(1, math.ceil(math.log2(max(s, 2))))
             return _cap(arg_cost + extra + 1), s
+        built = self._builder(fn, n, sizes, arg_cost)
+        if built is not None:
+            return built
         if fn in _LINEAR_LIST and self.typ(parts[0]).kind == "list":
             return _cap(arg_cost + sizes[0] + 1), sizes[0]
         if fn in _LINEAR_STRING:
-            total = sum(sizes)
-            size_out = sizes[0]
-            if fn == "split":
-                size_out = sizes[0] + 1
-            elif fn == "replace" and len(sizes) >= 3:
-                size_out = sizes[0] * max(sizes[2], 1)
-            return _cap(arg_cost + max(1, math.ceil(0.1 * total))), size_out
+            return _cap(arg_cost + max(1, _per_char(sum(sizes), 0.1))), sizes[0]
         if fn == "size":
             return _cap(arg_cost + 1), 1
         return _cap(arg_cost + 1), sizes[0] if sizes and fn in ("dyn", "value", "orValue") else 1
+
+    def _builder(self, fn: str, n: Call, sizes: list[int], arg_cost: int) -> tuple[int, int] | None:
+        """(cost, result size) of the string functions whose result can outgrow their input, as
+        Kubernetes (``library/cost.go``) and cel-go (``checker/cost.go``) estimate them; None for
+        other functions."""
+        if not sizes:
+            return None
+        s = sizes[0]  # the receiver, or the only argument of strings.quote
+        if fn in ("lowerAscii", "upperAscii", "trim", "substring"):
+            return _cap(arg_cost + _per_char(s, 0.1)), s
+        if fn == "strings.quote":
+            return _cap(arg_cost + _per_char(s, 0.1)), _cap(2 * s + 2)  # every character escaped, two quotes
+        if fn == "format":
+            return _cap(arg_cost + _per_char(s, 0.1)), _cap(s + sum(sizes[1:]))
+        if n.target is None:
+            return None
+        if fn == "split":
+            limit = n.args[1] if len(n.args) > 1 else None
+            parts = limit.value if isinstance(limit, Lit) and limit.kind == "int" and limit.value >= 0 else s
+            return _cap(arg_cost + _per_char(s, 0.2)), int(parts)
+        if fn == "replace" and len(sizes) >= 3:
+            old, longest = n.args[0], sizes[2]
+            shortest = len(old.value) if isinstance(old, Lit) and old.kind == "string" else 0
+            if shortest == 0:  # an empty `old` matches around every character
+                size = (s + 1) * longest + s
+            elif longest <= shortest:  # the result is no longer than the input
+                size = s
+            else:
+                size = math.ceil(s / shortest) * longest
+            return _cap(arg_cost + _per_char(s, 0.2)), _cap(size)
+        if fn == "join" and self.typ(n.target).kind in ("list", "dyn", "any"):
+            size = 0 if s == 0 else UNBOUNDED  # the elements' length is unknown (see the module docstring)
+            return _cap(arg_cost + _per_char(size, 0.1)), size
+        return None
 
 
 def estimate(root: Node, types: dict[int, ty.T]) -> int:

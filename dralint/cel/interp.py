@@ -4,14 +4,16 @@ device without re-walking the tree.
 CEL semantics kept here: ``&&``/``||`` are commutative with respect to errors (``false && error`` and
 ``error && false`` are both false), ``all()``/``exists()`` let a definite answer absorb errors,
 an unknown attribute domain reads as an empty map while an unknown attribute name is a
-"no such key" error, and every evaluation runs under a cost budget (comprehension iterations and
-string work count against the 1,000,000 limit Kubernetes enforces), so a hostile selector stops
-with an error instead of hanging the run.
+"no such key" error, and every evaluation runs under a cost budget (the 1,000,000 units Kubernetes
+enforces): comprehension iterations, string work and every string, list or map the evaluation
+builds are charged before they are built (``runtime.CALL_COST`` for functions, here for operators,
+literals and comprehension results), so a hostile selector stops with the cost-limit error
+instead of hanging the run or exhausting memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from dralint.cel import runtime as rt
@@ -33,6 +35,9 @@ from dralint.cel.decls import TYPE_IDENTS
 from dralint.cel.values import CelError, Optional, TypeValue, UInt
 
 DEFAULT_COST_LIMIT = 1_000_000
+#: cel-go's base costs for creating a list or a map (on top of one unit per element, for memory)
+LIST_CREATE_COST = 10
+MAP_CREATE_COST = 30
 
 
 class Activation:
@@ -247,13 +252,19 @@ class Compiler:
                 def eq(a: Activation) -> bool:
                     x, y = left(a), right(a)
                     if type(x) is type(y) and type(x) is str:
+                        a.spend(rt.chars(min(len(x), len(y))))
                         return x == y  # type: ignore[no-any-return]
+                    if isinstance(x, _SIZED) and isinstance(y, _SIZED):
+                        a.spend(_compare_cost(x, y))
                     return rt.eq(x, y)
 
                 return eq
 
             def ne(a: Activation) -> bool:
-                return not rt.eq(left(a), right(a))
+                x, y = left(a), right(a)
+                if isinstance(x, _SIZED) and isinstance(y, _SIZED):
+                    a.spend(_compare_cost(x, y))
+                return not rt.eq(x, y)
 
             return ne
         if fn in ("_<_", "_<=_", "_>_", "_>=_"):
@@ -268,15 +279,25 @@ class Compiler:
             if fn == "_+_":
                 def plus(a: Activation) -> Any:
                     x, y = left(a), right(a)
-                    if type(x) in (str, bytes, list) and type(y) is type(x):
-                        a.spend((len(x) + len(y)) // 10)  # before building the result: no runaway doubling
+                    # charged before the result exists: no runaway doubling
+                    if type(x) in (str, bytes) and type(y) is type(x):
+                        a.spend(rt.chars(len(x) + len(y)))
+                    elif isinstance(x, list) and isinstance(y, list):
+                        a.spend(len(x) + len(y))  # one unit per element of the new list
                     return rt.add(x, y)
 
                 return plus
             return lambda a: op(left(a), right(a))
         if fn == "@in":
             left, right = self.compile(n.args[0]), self.compile(n.args[1])
-            return lambda a: rt.contains_value(right(a), left(a))
+
+            def in_(a: Activation) -> bool:
+                v, container = left(a), right(a)
+                if isinstance(container, list):
+                    a.spend(len(container))  # cel-go: one unit per element searched
+                return rt.contains_value(container, v)
+
+            return in_
         # library functions
         name = fn
         parts: list[Fn] = []
@@ -294,8 +315,16 @@ class Compiler:
 
             return missing
         fimpl: Callable[..., Any] = impl
-        expensive = name in ("matches", "find", "findAll", "split", "replace", "join", "format", "contains",
-                             "sort", "distinct", "flatten", "sets.contains", "sets.equivalent", "sets.intersects")
+        cost = rt.CALL_COST.get(name)
+        if cost is not None:
+            fcost: Callable[..., int] = cost
+
+            def charged(a: Activation) -> Any:
+                args = [p(a) for p in parts]
+                a.spend(_wrap_call(name, fcost, [a.limit - a.cost, *args]))  # before the result is built
+                return _wrap_call(name, fimpl, args)
+
+            return charged
         if len(parts) == 1:
             p0 = parts[0]
 
@@ -305,10 +334,7 @@ class Compiler:
             return call1
 
         def calln(a: Activation) -> Any:
-            args = [p(a) for p in parts]
-            if expensive:
-                a.spend(sum(len(x) for x in args if isinstance(x, (str, list, dict))) // 10 + 1)
-            return _wrap_call(name, fimpl, args)
+            return _wrap_call(name, fimpl, [p(a) for p in parts])
 
         return calln
 
@@ -329,7 +355,10 @@ class Compiler:
                 return c >= 0
 
         def rel(a: Activation) -> bool:
-            return test(rt.compare(left(a), right(a), fn))
+            x, y = left(a), right(a)
+            if isinstance(x, _SIZED) and isinstance(y, _SIZED):
+                a.spend(_compare_cost(x, y))
+            return test(rt.compare(x, y, fn))
 
         return rel
 
@@ -362,10 +391,16 @@ class Compiler:
     def list_lit(self, n: ListLit) -> Fn:
         elems = [self.compile(e) for e in n.elems]
         optional = n.optional
+        cost = LIST_CREATE_COST + len(elems)
         if not optional:
-            return lambda a: [e(a) for e in elems]
+            def build_list(a: Activation) -> list[Any]:
+                a.spend(cost)
+                return [e(a) for e in elems]
+
+            return build_list
 
         def build(a: Activation) -> list[Any]:
+            a.spend(cost)
             out = []
             for i, e in enumerate(elems):
                 v = e(a)
@@ -382,15 +417,22 @@ class Compiler:
 
     def map_lit(self, n: MapLit) -> Fn:
         entries = [(self.compile(k), self.compile(v), opt) for k, v, opt in n.entries]
+        cost = MAP_CREATE_COST + len(entries)
 
         def build(a: Activation) -> dict[Any, Any]:
+            a.spend(cost)
             out: dict[Any, Any] = {}
+            seen: set[tuple[str, Any]] = set()
             for k, v, opt in entries:
                 key = k(a)
                 if type(key) not in (str, int, UInt, bool):
                     raise CelError(f"unsupported key type: {rt.type_name(key)}")
-                if any(rt.eq(key, x) for x in out):
+                # CEL keys 1 and 1u are the same key, true and 1 are not: compare (kind, value) in a set,
+                # not every key with every other one
+                ident = ("b", key) if type(key) is bool else ("s", key) if type(key) is str else ("n", int(key))
+                if ident in seen:
                     raise CelError(f"Failed with repeated key: {key}")
+                seen.add(ident)
                 val = v(a)
                 if opt:
                     if type(val) is not Optional:
@@ -445,11 +487,21 @@ class _Unset:
 _UNSET = _Unset()
 
 
-def _items(v: Any, two: bool) -> list[tuple[Any, Any]]:
+#: values whose comparison takes time in their size (scalars compare in constant time and are not charged)
+_SIZED = (str, bytes, list, dict)
+
+
+def _compare_cost(x: Any, y: Any) -> int:
+    """cel-go's cost of ``==``, ``!=`` and the orderings: 0.1 per element or character of the smaller side."""
+    return rt.chars(min(len(x), len(y)))
+
+
+def _items(v: Any, two: bool) -> Iterator[tuple[Any, Any]]:
+    """The (variable, second variable) pairs of a range, produced as the loop goes (not copied first)."""
     if isinstance(v, list):
-        return [(i, x) for i, x in enumerate(v)] if two else [(x, None) for x in v]
+        return enumerate(v) if two else ((x, None) for x in v)
     if isinstance(v, dict):
-        return list(v.items()) if two else [(k, None) for k in v]
+        return iter(v.items()) if two else ((k, None) for k in v)
     raise CelError(f"expression of type '{rt.type_name(v)}' cannot be range of a comprehension")
 
 
@@ -470,7 +522,7 @@ def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: 
                 else:
                     vars_[k] = v
 
-    def each(a: Activation, items: list[tuple[Any, Any]], vars_: dict[str, Any]) -> Any:
+    def each(a: Activation, items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> Any:
         for x, y in items:
             a.spend(1)
             vars_[var] = x
@@ -483,7 +535,7 @@ def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: 
         pred = args[0]
 
         def quant(a: Activation) -> bool:
-            def run(items: list[tuple[Any, Any]], vars_: dict[str, Any]) -> bool:
+            def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> bool:
                 err: CelError | None = None
                 for _ in each(a, items, vars_):
                     try:
@@ -506,7 +558,7 @@ def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: 
         pred = args[0]
 
         def one(a: Activation) -> bool:
-            def run(items: list[tuple[Any, Any]], vars_: dict[str, Any]) -> bool:
+            def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> bool:
                 count = 0
                 for _ in each(a, items, vars_):
                     v = pred(a)
@@ -524,7 +576,7 @@ def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: 
         expr = args[-1] if macro != "filter" else None
 
         def mapper(a: Activation) -> list[Any]:
-            def run(items: list[tuple[Any, Any]], vars_: dict[str, Any]) -> list[Any]:
+            def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> list[Any]:
                 out = []
                 for x, _ in each(a, items, vars_):
                     if filt is not None:
@@ -533,6 +585,7 @@ def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: 
                             raise rt.no_overload(macro, keep)
                         if not keep:
                             continue
+                    a.spend(1)  # the result grows by one element (cel-go appends to its accumulator too)
                     out.append(expr(a) if expr is not None else x)
                 return out
 
@@ -544,7 +597,7 @@ def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: 
         body = args[-1]
 
         def tmap(a: Activation) -> dict[Any, Any]:
-            def run(items: list[tuple[Any, Any]], vars_: dict[str, Any]) -> dict[Any, Any]:
+            def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> dict[Any, Any]:
                 out: dict[Any, Any] = {}
                 for x, _ in each(a, items, vars_):
                     if filt is not None:
@@ -555,10 +608,12 @@ def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: 
                             continue
                     v = body(a)
                     if macro == "transformMap":
+                        a.spend(1)  # one entry more in the result
                         out[x] = v
                     else:
                         if not isinstance(v, dict):
                             raise rt.no_overload(macro, v)
+                        a.spend(len(v))
                         for k, val in v.items():
                             if k in out:
                                 raise CelError(f"insert failed: key {k} already exists")
@@ -572,8 +627,9 @@ def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: 
         key = args[0]
 
         def sort_by(a: Activation) -> list[Any]:
-            def run(items: list[tuple[Any, Any]], vars_: dict[str, Any]) -> list[Any]:
+            def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> list[Any]:
                 keyed = [(key(a), x) for x, _ in each(a, items, vars_)]
+                a.spend(rt.sort_cost(0, keyed))
                 import functools
 
                 def cmp(p: tuple[Any, Any], q: tuple[Any, Any]) -> int:

@@ -13,7 +13,7 @@ import ipaddress
 import math
 import re
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -714,49 +714,46 @@ def _join(lst: Any, sep: Any = "") -> str:
     return _str(sep, "join").join(lst)
 
 
+_QUOTE = str.maketrans({'"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+                        "\r": "\\r", "\t": "\\t", "\v": "\\v"})
+
+
 def _quote(s: Any) -> str:
-    _str(s, "strings.quote")
-    out = ['"']
-    for ch in s:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch in "\a\b\f\n\r\t\v":
-            out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                        "\v": "\\v"}[ch])
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return '"' + _str(s, "strings.quote").translate(_QUOTE) + '"'
 
 
-def _format(fmt: Any, args: Any) -> str:
+_CLAUSE = re.compile(r"%(?:\.(\d{1,3}))?([sdfexXob%])")
+
+
+def _clauses(fmt: Any, args: Any) -> Iterator[tuple[str, Any, str, int | None]]:
+    """The parts of a format string: (literal text, argument, verb, precision) per clause; the text
+    after the last clause comes with verb ``""``. Shared by ``format`` and its cost, so both read
+    the format string the same way."""
     _str(fmt, "format", args)
     if not isinstance(args, list):
         raise no_overload("format", fmt, args)
-    out: list[str] = []
     i, ai = 0, 0
-    while i < len(fmt):
-        c = fmt[i]
-        if c != "%":
-            out.append(c)
-            i += 1
-            continue
-        m = re.match(r"%(?:\.(\d{1,3}))?([sdfexXob%])", fmt[i:])
+    while True:
+        j = fmt.find("%", i)
+        if j < 0:
+            yield fmt[i:], None, "", None
+            return
+        m = _CLAUSE.match(fmt, j)
         if not m:
-            raise CelError(f"could not parse formatting clause at position {i}")
+            raise CelError(f"could not parse formatting clause at position {j}")
         prec, verb = m.group(1), m.group(2)
-        i += m.end()
         if verb == "%":
-            out.append("%")
-            continue
-        if ai >= len(args):
-            raise CelError("index out of range: not enough arguments for format string")
-        v = args[ai]
-        ai += 1
-        out.append(_format_one(v, verb, int(prec) if prec else None))
-    return "".join(out)
+            yield fmt[i:j] + "%", None, "", None
+        else:
+            if ai >= len(args):
+                raise CelError("index out of range: not enough arguments for format string")
+            yield fmt[i:j], args[ai], verb, int(prec) if prec else None
+            ai += 1
+        i = m.end()
+
+
+def _format(fmt: Any, args: Any) -> str:
+    return "".join(text + (_format_one(v, verb, prec) if verb else "") for text, v, verb, prec in _clauses(fmt, args))
 
 
 def _format_one(v: Any, verb: str, prec: int | None) -> str:
@@ -923,6 +920,8 @@ def _sum(lst: Any) -> Any:
     if not lst:
         return 0
     acc = lst[0]
+    if not is_num(acc) and type(acc) is not Duration:  # Kubernetes sums numbers and durations only;
+        raise no_overload("sum", lst)  # summing strings or lists would copy the total n times over
     for x in lst[1:]:
         acc = add(acc, x)
     return acc
@@ -1089,6 +1088,174 @@ def _port(u: Any) -> str:
         return str(p.port) if p.port is not None else ""
     except ValueError:
         return ""
+
+
+# ----------------------------------------------------------------------------------------------
+# run-time cost of the calls whose work grows with their arguments or their result
+#
+# Kubernetes charges string work at 0.1 unit per character (cel-go's StringTraversalCostFactor)
+# and list work at one unit per element. Each function below is charged *before* it runs, from its
+# arguments, for what it reads and for the size of what it builds (``split("")`` of n characters:
+# n strings; ``join``: the sum of the lengths; ``replace``: from the number of occurrences), so the
+# 1,000,000-unit limit bounds memory as well as time: a selector cannot make one evaluation build
+# more than about 10 million characters or a million list elements. Where Kubernetes has a formula
+# (``k8s.io/apiserver/pkg/cel/library/cost.go``) it is used as is when the result is no larger than
+# the input; the interpreter charges operators, literals and comprehension results the same way.
+# A cost function gets the units left (``room``) first, so that a walk over nested values can stop
+# as soon as it knows the budget is gone; it returns 0 for arguments the function itself rejects.
+
+
+def chars(n: int) -> int:
+    """Units for reading or writing ``n`` characters: 0.1 each, rounded up."""
+    return -(-n // 10)
+
+
+def _scan_cost(room: int, *args: Any) -> int:
+    """matches, find, contains: one pass over the strings."""
+    return chars(sum(len(x) for x in args if type(x) is str)) + 1
+
+
+def _find_all_cost(room: int, s: Any, pattern: Any, n: Any = -1) -> int:
+    if type(s) is not str:
+        return 0
+    found = len(s) + 1  # at most one match per position, empty matches included
+    if type(n) is int and n >= 0:
+        found = min(found, n)
+    return _scan_cost(room, s, pattern) + found
+
+
+def _split_cost(room: int, s: Any, sep: Any, n: Any = -1) -> int:
+    if type(s) is not str or type(sep) is not str or type(n) is not int or n == 0:
+        return 0
+    parts = len(s) if sep == "" else s.count(sep) + 1
+    if n > 0:
+        parts = min(parts, n)
+    return chars(2 * len(s)) + parts  # Kubernetes: read and copy the string; plus the list's elements
+
+
+def _replace_cost(room: int, s: Any, old: Any, new: Any, n: Any = -1) -> int:
+    if not (type(s) is str and type(old) is str and type(new) is str and type(n) is int):
+        return 0
+    hits = s.count(old) if old else len(s) + 1  # an empty `old` matches around every character
+    if n >= 0:
+        hits = min(hits, n)
+    return chars(len(s) + len(s) + hits * (len(new) - len(old)))  # read the string, write the result
+
+
+def _join_cost(room: int, lst: Any, sep: Any = "") -> int:
+    if not isinstance(lst, list) or type(sep) is not str:
+        return 0
+    out = sum(len(x) for x in lst if type(x) is str) + len(sep) * max(len(lst) - 1, 0)
+    return chars(2 * out)  # Kubernetes: 0.2 per character of the result
+
+
+def _copy_cost(room: int, s: Any, *rest: Any) -> int:
+    """lowerAscii, upperAscii, trim, substring, string <-> bytes: one pass that writes at most as much."""
+    return chars(len(s)) if type(s) in (str, bytes) else 0
+
+
+_ESCAPED = '"\\\a\b\f\n\r\t\v'
+
+
+def _quote_cost(room: int, s: Any) -> int:
+    if type(s) is not str:
+        return 0
+    return chars(len(s) + 2 + sum(s.count(c) for c in _ESCAPED))  # two quotes, two characters per escape
+
+
+def _format_cost(room: int, fmt: Any, args: Any) -> int:
+    cap = 10 * room + 10
+    size = 0
+    for text, v, verb, prec in _clauses(fmt, args):
+        size += len(text)
+        if verb:
+            size += _clause_size(v, verb, prec, cap - size)
+        if size > cap:
+            break
+    return chars(size)
+
+
+def _clause_size(v: Any, verb: str, prec: int | None, cap: int) -> int:
+    if verb == "s" and isinstance(v, (list, dict)):
+        return _repr_size(v, cap)
+    if type(v) is str and verb in "sxX":  # %x writes two hex digits per UTF-8 byte
+        return len(v) if verb == "s" else 2 * len(v) * (1 if v.isascii() else 4)
+    if type(v) is bytes and verb == "s":
+        return len(v)
+    return len(_format_one(v, verb, prec))  # a number, a bool, null, a duration: a few dozen characters
+
+
+def _repr_size(v: Any, cap: int) -> int:
+    """An upper bound on the length of a list or map as ``%s`` prints it, counted no further than
+    ``cap``: values can share sub-lists, so the printed size can grow exponentially with the size
+    of the expression that built them."""
+    size, todo = 0, [v]
+    while todo and size <= cap:
+        x = todo.pop()
+        if isinstance(x, list):
+            size += 2 + 2 * len(x)  # brackets and separators
+            todo.extend(x)
+        elif isinstance(x, dict):
+            size += 2 + 4 * len(x)
+            for k, val in x.items():
+                todo += (k, val)
+        elif type(x) is str:
+            size += 2 + len(x) * (4 if x.isascii() else 10)  # quotes; one escape is at most 10 characters
+        elif type(x) is bytes:
+            size += 3 + 4 * len(x)
+        else:
+            size += len(repr(x))
+    return size
+
+
+def _range_cost(room: int, n: Any) -> int:
+    return max(n, 0) if type(n) is int else 0
+
+
+def _flatten_cost(room: int, lst: Any, depth: Any = 1) -> int:
+    """Elements visited (each one is, or is copied into, the result), counted no further than the
+    units left: nested lists can share their parts."""
+    if not isinstance(lst, list) or type(depth) is not int:
+        return 0
+    seen, todo = 0, [(lst, depth)]
+    while todo and seen <= room:
+        xs, d = todo.pop()
+        seen += len(xs)
+        if d > 0:
+            todo.extend((x, d - 1) for x in xs if isinstance(x, list))
+    return seen
+
+
+def sort_cost(room: int, lst: Any) -> int:
+    n = len(lst) if isinstance(lst, list) else 0
+    return n * max(1, math.ceil(math.log2(max(n, 2))))  # as the estimator: n log n comparisons
+
+
+def _each_cost(room: int, lst: Any, *rest: Any) -> int:
+    """One unit per element for the functions that walk or copy a list once; a string is a scan."""
+    if isinstance(lst, list):
+        return len(lst)
+    return chars(len(lst)) if type(lst) is str else 0
+
+
+def _pairs_cost(room: int, a: Any, b: Any) -> int:
+    """distinct and the sets functions compare every element with every other (as the estimator)."""
+    return len(a) * len(b) if isinstance(a, list) and isinstance(b, list) else 0
+
+
+#: name -> units a call costs, from its arguments, charged before it runs (see above)
+CALL_COST: dict[str, Callable[..., int]] = {
+    "matches": _scan_cost, "find": _scan_cost, "contains": _scan_cost, "findAll": _find_all_cost,
+    "split": _split_cost, "replace": _replace_cost, "join": _join_cost, "format": _format_cost,
+    "strings.quote": _quote_cost, "lowerAscii": _copy_cost, "upperAscii": _copy_cost, "trim": _copy_cost,
+    "substring": _copy_cost, "string": _copy_cost, "bytes": _copy_cost,
+    "lists.range": _range_cost, "flatten": _flatten_cost, "sort": sort_cost,
+    "distinct": lambda room, lst: _pairs_cost(room, lst, lst),
+    "sets.contains": _pairs_cost, "sets.intersects": _pairs_cost,
+    "sets.equivalent": lambda room, a, b: 2 * _pairs_cost(room, a, b),
+    "isSorted": _each_cost, "sum": _each_cost, "min": _each_cost, "max": _each_cost, "indexOf": _each_cost,
+    "lastIndexOf": _each_cost, "includes": _each_cost, "reverse": _each_cost, "slice": _each_cost,
+}
 
 
 #: name -> implementation (member calls get the receiver as the first argument)

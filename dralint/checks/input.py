@@ -64,3 +64,9 @@ def input_limit(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
 def unused_suppression(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
     # Produced by the engine after all other rules ran (it needs their results); nothing here.
     return iter(())
+
+
+@rule("DRA007", scope="file")
+def symlink_outside_roots(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
+    # dralint.files marks such a link when it lists the inputs, and never opens it
+    yield from _problems(sf, "DRA007")

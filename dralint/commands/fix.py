@@ -14,9 +14,10 @@ from typing import Any
 import click
 
 from dralint.config import ConfigError
-from dralint.fixer import FixRun, atomic_write, fix_paths, unified_diff
+from dralint.fixer import FixRun, ReportWriteError, atomic_write, fix_paths, unified_diff, write_report_file
 from dralint.model import Severity
 from dralint.report import ReportOptions, get_formatter
+from dralint.report.escaping import echo_err, log_guard, visible
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
 
@@ -30,7 +31,7 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
     try:
         cfg = build_run_config(kw)
     except ConfigError as e:
-        click.echo(f"dralint: error: {e}", err=True)
+        echo_err(f"dralint: error: {e}")
         return EXIT_USAGE
     unsafe = unsafe or cfg.unsafe_fixes  # `unsafe-fixes: true` in the configuration file
     targets = list(paths)
@@ -49,18 +50,19 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
     stream = sys.stderr if to_stderr else sys.stdout
     opts = ReportOptions(color=use_color(color, stream), statistics=statistics, verbose=bool(kw.get("verbose")))
     if output:
-        from pathlib import Path
-
-        Path(output).write_text(get_formatter(fmt)(run.result, ReportOptions(statistics=statistics)),
-                                encoding="utf-8")
+        try:
+            write_report_file(output, get_formatter(fmt)(run.result, ReportOptions(statistics=statistics)))
+        except ReportWriteError as e:
+            echo_err(f"dralint: error: {e}")
+            return 2
         fmt = "text"
     report = get_formatter(fmt)(run.result, opts if fmt == "text" else ReportOptions(statistics=statistics))
     click.echo(report, nl=False, err=to_stderr, color=opts.color)
     fixed = sum(sum(f.applied.values()) for f in run.changed())
     if fixed:
         verb = "Would fix" if diff else "Fixed"
-        click.echo(f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {len(run.changed())} "
-                   f"file{'s' if len(run.changed()) != 1 else ''}.", err=True)
+        echo_err(f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {len(run.changed())} "
+                 f"file{'s' if len(run.changed()) != 1 else ''}.")
     if failed:
         return EXIT_USAGE
     if problem:
@@ -80,10 +82,10 @@ def _write(run: FixRun, diff: bool, stdin_name: str | None) -> bool:
     for fo in run.files:
         for gf in fo.failures:
             failed = True
-            click.echo(f"dralint: error: not fixing {fo.path}: {', '.join(gf.rules) or 'fix'}: {gf.reason}; "
-                       "the file was left unchanged (this is a bug in the rule's fix; please report it)", err=True)
+            echo_err(f"dralint: error: not fixing {fo.path}: {', '.join(gf.rules) or 'fix'}: {gf.reason}; "
+                     "the file was left unchanged (this is a bug in the rule's fix; please report it)")
         for note in fo.notes:
-            click.echo(f"{fo.path}: note: {note}", err=True)
+            echo_err(f"{fo.path}: note: {note}")
         is_stdin = stdin_name is not None and fo.path == stdin_name
         if is_stdin and not diff:
             sys.stdout.buffer.write(fo.after if fo.changed else fo.before)
@@ -92,15 +94,16 @@ def _write(run: FixRun, diff: bool, stdin_name: str | None) -> bool:
         if not fo.changed:
             continue
         if diff:
-            click.echo(unified_diff(fo.path, fo.before, fo.after), nl=False)
+            # the file's own bytes stay as they are (the diff must apply); its name is input text
+            click.echo(log_guard(unified_diff(visible(fo.path), fo.before, fo.after)), nl=False)
             continue
         try:
-            atomic_write(fo.path, fo.after)
+            atomic_write(run.write_to.get(fo.path, fo.path), fo.after, run.roots)
         except OSError as e:
             failed = True
-            click.echo(f"dralint: error: cannot write {fo.path}: {e.strerror or e}", err=True)
+            echo_err(f"dralint: error: cannot write {fo.path}: {e.strerror or e}")
             continue
-        click.echo(fo.summary(), err=True)
+        echo_err(fo.summary())
     return failed
 
 

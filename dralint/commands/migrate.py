@@ -7,6 +7,7 @@ change; 2 usage error or a file whose result failed its checks (that file is lef
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -15,6 +16,7 @@ import click
 from dralint.config import ConfigError
 from dralint.fixer import atomic_write, unified_diff
 from dralint.migrate import MigrateOptions, MigrationReport, WorkloadReport, migrate_paths, parse_class_map
+from dralint.report.escaping import echo_err, json_text, log_guard, visible
 
 EXIT_OK, EXIT_CHANGES, EXIT_USAGE = 0, 1, 2
 #: show a progress bar on a terminal from this many files on
@@ -28,6 +30,7 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
 
 
 def render_text(report: MigrationReport, would: bool) -> str:
+    """The summary; names, paths and reasons come from the input, so each is shown through `visible`."""
     n_changed = len(report.changed()) + len(report.new_files)
     verb = "Would migrate" if would else "Migrated"
     out = [f"{verb} {len(report.migrated())} workload{'s' if len(report.migrated()) != 1 else ''}, "
@@ -37,7 +40,7 @@ def render_text(report: MigrationReport, would: bool) -> str:
     notes: list[tuple[WorkloadReport, str]] = []
     for w in sorted(report.workloads, key=lambda w: (w.status == "skipped", w.path, w.line)):
         detail = w.reason if w.status == "skipped" else (", ".join(w.objects) or "nothing new needed")
-        rows.append((w.status, w.label(), f"{w.path}:{w.line}", detail))
+        rows.append((w.status, visible(w.label()), f"{visible(w.path)}:{w.line}", visible(detail)))
         notes.extend((w, n) for n in w.notes)
     if len(rows) > 1:
         out.append("")
@@ -45,13 +48,13 @@ def render_text(report: MigrationReport, would: bool) -> str:
     if notes:
         out.append("")
         out.append("Notes:")
-        out.extend(f"  {w.label()}: {n}" for w, n in notes)
+        out.extend(f"  {visible(w.label())}: {visible(n)}" for w, n in notes)
     for n in report.notes:
-        out.append(f"Note: {n}")
+        out.append(f"Note: {visible(n)}")
     if report.new_files:
         out.append("")
-        out.extend(f"{'Would write' if would else 'Wrote'} {p}" for p in sorted(report.new_files))
-    return "\n".join(out) + "\n"
+        out.extend(f"{'Would write' if would else 'Wrote'} {visible(p)}" for p in sorted(report.new_files))
+    return log_guard("\n".join(out) + "\n")
 
 
 def command() -> click.Command:
@@ -109,10 +112,10 @@ def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> i
         cfg = build_run_config(kw)
         class_map = parse_class_map(a.class_map)
     except (ConfigError, ValueError) as e:
-        click.echo(f"dralint: error: {e}", err=True)
+        echo_err(f"dralint: error: {e}")
         return EXIT_USAGE
     if "{workload}" not in a.pattern:
-        click.echo("dralint: error: --template-name-pattern must contain {workload}", err=True)
+        echo_err("dralint: error: --template-name-pattern must contain {workload}")
         return EXIT_USAGE
     opts = MigrateOptions(a.pattern, a.keep, a.convert, class_map, a.bridge, a.bridge_file, a.include_cr)
     targets = list(paths)
@@ -143,12 +146,12 @@ def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> i
             bar.__exit__(None, None, None)
     code = EXIT_OK
     for m in report.missing:
-        click.echo(f"dralint: error: {m}: no such file or directory", err=True)
+        echo_err(f"dralint: error: {m}: no such file or directory")
         code = EXIT_USAGE
     for f in report.files:
         for g in f.failures:
-            click.echo(f"dralint: error: not migrating {f.path}: {g.reason}; the file was left unchanged "
-                       "(this is a bug; please report it)", err=True)
+            echo_err(f"dralint: error: not migrating {f.path}: {g.reason}; the file was left unchanged "
+                     "(this is a bug; please report it)")
             code = EXIT_USAGE
     would = a.diff or a.dry_run
     stdin_name = stdin[0] if stdin else None
@@ -160,19 +163,27 @@ def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> i
         if not f.changed:
             continue
         if a.diff:
-            click.echo(unified_diff(f.path, f.before, f.after), nl=False)
+            click.echo(log_guard(unified_diff(visible(f.path), f.before, f.after)), nl=False)
         elif not a.dry_run:
             try:
-                atomic_write(f.path, f.after)
+                atomic_write(report.write_to.get(f.path, f.path), f.after, report.roots)
             except OSError as e:
-                click.echo(f"dralint: error: cannot write {f.path}: {e.strerror or e}", err=True)
+                echo_err(f"dralint: error: cannot write {f.path}: {e.strerror or e}")
                 code = EXIT_USAGE
     for path, data in report.new_files.items():
         if a.diff:
-            click.echo(unified_diff(path, b"", data), nl=False)
+            click.echo(log_guard(unified_diff(visible(path), b"", data)), nl=False)
         elif not a.dry_run:
-            atomic_write(path, data)
-    summary = json.dumps(report.as_json(), indent=2) + "\n" if a.fmt == "json" else render_text(report, would)
+            try:
+                # a bridge file linked inside the project is written at its target; a link out is refused
+                atomic_write(os.path.realpath(path), data, report.roots)
+            except OSError as e:
+                echo_err(f"dralint: error: cannot write {path}: {e.strerror or e}")
+                code = EXIT_USAGE
+    if a.fmt == "json":
+        summary = json_text(json.dumps(report.as_json(), indent=2)) + "\n"
+    else:
+        summary = render_text(report, would)
     to_err = stdin is not None or a.diff
     click.echo(summary, nl=False, err=to_err)
     if code:

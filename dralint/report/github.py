@@ -5,7 +5,10 @@ from a manifest (object names, keys, file names) must never be able to end the l
 new command. The runner's own decoding rules are: in the message, ``%``, CR and LF are
 percent-encoded; in the ``key=value`` properties, ``:`` and ``,`` are encoded as well because they
 delimit the properties. Encoding ``%`` first makes every other escape unambiguous, so a manifest
-that contains the literal text ``%0A::set-output`` is printed as ``%250A::set-output``.
+that contains the literal text ``%0A::set-output`` is printed as ``%250A::set-output``. Other
+control characters (ESC and the C1 range, which a log viewer or terminal may act on) are shown as
+backslash escapes in the message, as in the text format; a property keeps its exact value (the
+``file`` must name the real file).
 """
 
 from __future__ import annotations
@@ -13,18 +16,23 @@ from __future__ import annotations
 from dralint.engine import Result
 from dralint.model import Finding, Severity
 from dralint.report import ReportOptions
+from dralint.report.escaping import visible
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
-def escape_data(text: str) -> str:
-    """Escape the message part of a workflow command (after the second ``::``)."""
+def _percent(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def escape_data(text: str) -> str:
+    """Escape the message part of a workflow command (after the second ``::``)."""
+    return _percent(visible(text, keep="\t\r\n"))
+
+
 def escape_property(text: str) -> str:
-    """Escape a property value (``file=…``, ``title=…``)."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    """Escape a property value (``file=…``, ``title=…``); the runner decodes it back exactly."""
+    return _percent(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def annotation(f: Finding) -> str:

@@ -1,4 +1,8 @@
-"""The JSON contract (RULES.md, "Output contract"): CI gates and other tools parse this."""
+"""The JSON contract (RULES.md, "Output contract"): CI gates and other tools parse this.
+
+Strings carry the input exactly; `escaping.json_text` only changes how a few characters are spelt
+(C1 controls, ``##[``), so the document is also safe to print on a terminal or in a CI log.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 from dralint.engine import Result
 from dralint.model import Applicability, Finding, Severity
 from dralint.report import ReportOptions
+from dralint.report.escaping import json_text
 
 FORMAT_VERSION = 1
 
@@ -63,4 +68,4 @@ def render(result: Result, opts: ReportOptions) -> str:
         "findings": [finding_json(f) for f in result.findings],
         "summary": summary_json(result),
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"

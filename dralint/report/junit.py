@@ -2,8 +2,11 @@
 
 One ``<testsuite>`` per linted file, one ``<testcase>`` per finding (a ``<failure>`` whose type is
 the severity); a file without findings gets one passing test case so it is counted. The XML is
-built with ElementTree, which escapes markup; characters that XML 1.0 cannot carry at all
-(control characters a YAML double-quoted string can hold) are replaced first.
+built with ElementTree, which escapes markup. Text from the input is cleaned first: control
+characters (which XML 1.0 cannot carry, or which would act on a terminal or start a new line in a
+CI log when the report is printed) are shown as escapes, and the rest of what XML cannot carry
+becomes U+FFFD. ``##[`` (a GitHub Actions command anywhere in a log line) is written with a
+character reference, which XML readers turn back into the same text.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from collections import defaultdict
 from dralint.engine import Result
 from dralint.model import Finding
 from dralint.report import ReportOptions
+from dralint.report.escaping import break_legacy_commands, visible
 
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff\ud800-\udfff]")
+_INVALID_XML = re.compile("[\ufffe\uffff\ud800-\udfff]")  # controls are gone by then (see clean)
 
 
 def clean(text: str) -> str:
-    return _INVALID_XML.sub("\ufffd", text)
+    return _INVALID_XML.sub("\ufffd", visible(text))
 
 
 def _case(suite: ET.Element, f: Finding) -> None:
@@ -28,13 +32,13 @@ def _case(suite: ET.Element, f: Finding) -> None:
     case = ET.SubElement(suite, "testcase", {
         "classname": clean(f.path), "name": clean(name), "file": clean(f.path), "line": str(f.span.line),
     })
-    detail = f"{f.path}:{f.span.line}:{f.span.column}: {f.rule} [{f.severity}] {f.message}"
+    lines = [f"{clean(f.path)}:{f.span.line}:{f.span.column}: {f.rule} [{f.severity}] {clean(f.message)}"]
     if f.object is not None:
-        detail += f"\nobject: {f.object.label()}"
+        lines.append(f"object: {clean(f.object.label())}")
     if f.source:
-        detail += f"\ntemplate: {f.source}"
+        lines.append(f"template: {clean(f.source)}")
     failure = ET.SubElement(case, "failure", {"type": str(f.severity), "message": clean(f.message)})
-    failure.text = clean(detail)
+    failure.text = "\n".join(lines)  # the line breaks are dralint's own; input text never starts a line
 
 
 def render(result: Result, opts: ReportOptions) -> str:
@@ -72,4 +76,5 @@ def render(result: Result, opts: ReportOptions) -> str:
     root.set("failures", str(failures))
     root.set("errors", str(errors))
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    xml = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + break_legacy_commands(xml, "&#91;") + "\n"

@@ -33,7 +33,7 @@ def escape(text: str) -> str:
             out.append(_ENTITY[ch])
         elif ch in _PUNCT:
             out.append("\\" + ch)
-        elif ch in "\r\n\t" or ord(ch) < 32 or ord(ch) == 127:
+        elif ch in "\r\n\t" or ord(ch) < 32 or 127 <= ord(ch) <= 159:  # C0, DEL, C1
             out.append(" ")
         else:
             out.append(ch)

@@ -1,4 +1,9 @@
-"""ruff-like terminal output: ``path:line:col: DRA201 [warning] message [*]`` and a summary."""
+"""ruff-like terminal output: ``path:line:col: DRA201 [warning] message [*]`` and a summary.
+
+The path, message and template name come from the input: each is printed through
+`escaping.visible` (one finding stays one line, no control character reaches the terminal) and
+the whole report through `escaping.log_guard` (no line of it is a GitHub workflow command).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from collections import Counter
 from dralint.engine import Result
 from dralint.model import Applicability, Finding, Severity
 from dralint.report import ReportOptions
+from dralint.report.escaping import log_guard, visible
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 
@@ -21,15 +27,15 @@ def _fixable_now(f: Finding) -> bool:
 
 def line(f: Finding, opts: ReportOptions) -> str:
     c = opts.color
-    loc = f"{_c(f.path, '1', c)}:{f.span.line}:{f.span.column}:"
+    loc = f"{_c(visible(f.path), '1', c)}:{f.span.line}:{f.span.column}:"
     sev = _c(f"[{f.severity}]", _COLORS[f.severity], c)
     mark = f" {_c('[*]', '32', c)}" if opts.show_fixes and _fixable_now(f) else ""
-    src = f" (template {f.source})" if f.source else ""
-    return f"{loc} {_c(f.rule, '1;' + _COLORS[f.severity], c)} {sev} {f.message}{src}{mark}"
+    src = f" (template {visible(f.source)})" if f.source else ""
+    return f"{loc} {_c(f.rule, '1;' + _COLORS[f.severity], c)} {sev} {visible(f.message)}{src}{mark}"
 
 
 def render_concise(result: Result, opts: ReportOptions) -> str:
-    return "".join(line(f, opts) + "\n" for f in result.findings)
+    return log_guard("".join(line(f, opts) + "\n" for f in result.findings))
 
 
 def render(result: Result, opts: ReportOptions) -> str:
@@ -38,7 +44,7 @@ def render(result: Result, opts: ReportOptions) -> str:
         out.append("")
         out.extend(statistics(result))
     out.append(summary(result, opts))
-    return "\n".join(x for x in out if x is not None) + "\n"
+    return log_guard("\n".join(x for x in out if x is not None) + "\n")
 
 
 def statistics(result: Result) -> list[str]:
