@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dralint import inventory as invmod
 from dralint.index import Index
+from dralint.knowledge.profile import ClusterProfile
 from dralint.load import load_bytes
-from dralint.profile import ClusterProfile
 
 PRODUCTS = [
     ("NVIDIA A100-SXM4-80GB", "Ampere", "80Gi", "8.0.0"), ("NVIDIA A100-SXM4-40GB", "Ampere", "40Gi", "8.0.0"),

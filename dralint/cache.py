@@ -43,7 +43,7 @@ _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# dralint cache (see https:
 def code_fingerprint() -> str:
     """dralint's version plus the size and mtime of its code and data, so a development checkout
     (where the version string does not move) never reuses summaries made by older code."""
-    from dralint.catalog import rules_dir, schemas_dir
+    from dralint.knowledge.catalog import rules_dir, schemas_dir
 
     h = hashlib.blake2b(f"{__version__}/{FORMAT}".encode(), digest_size=16)
     roots = [Path(__file__).resolve().parent, rules_dir(), schemas_dir()]

@@ -15,10 +15,10 @@ from typing import Any
 
 import yaml
 
-from dralint.catalog import RuleMeta, catalog
-from dralint.drivers import validate_profile as validate_drivers
+from dralint.knowledge.catalog import RuleMeta, catalog
+from dralint.knowledge.drivers import validate_profile as validate_drivers
+from dralint.knowledge.profile import ClusterProfile, DriverProfile, ProfileError, target_minor
 from dralint.model import Severity
-from dralint.profile import ClusterProfile, DriverProfile, ProfileError, target_minor
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dralint.catalog import RuleMeta, catalog
+from dralint.knowledge.catalog import RuleMeta, catalog
 
 _FIX_LINE = {
     "none": "Fix is not available.",

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from dralint import k8s
 from dralint.index import Index, K8sObject
+from dralint.knowledge import k8s
 from dralint.model import JsonPath
 
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dralint import k8s
 from dralint.cache import SummaryCache, default_cache_dir
-from dralint.catalog import RuleMeta, catalog
 from dralint.config import Config
 from dralint.files import FileRef, discover, read_file, read_raw
 from dralint.index import CLAIMS, DRA, POD, Index, K8sObject, ValuesDoc, objects_of
+from dralint.knowledge import k8s
+from dralint.knowledge.catalog import RuleMeta, catalog
 from dralint.load import Document, Limits, SourceFile, load_bytes
 from dralint.locate import locate
 from dralint.model import Finding, JsonPath, Severity, Span, Violation

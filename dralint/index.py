@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from dralint import k8s
+from dralint.knowledge import k8s
 from dralint.load import Document, SourceFile
 from dralint.model import JsonPath, ObjectRef
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dralint import dra, drivers, k8s, lifecycle
+from dralint import dra
 from dralint.checks.legacy import Usage, usages
 from dralint.config import Config
 from dralint.engine import Result, limits_for, lint_files, load_paths
@@ -60,7 +60,8 @@ from dralint.fixer import (
     verify,
 )
 from dralint.index import K8sObject
-from dralint.knowledge import LegacyKnowledge, LegacyResource, legacy
+from dralint.knowledge import drivers, k8s, lifecycle
+from dralint.knowledge.legacy import LegacyKnowledge, LegacyResource, legacy
 from dralint.load import SourceFile, load_bytes
 from dralint.locate import locate, offsets
 from dralint.model import Applicability, Edit, Fix, JsonPath

@@ -18,8 +18,8 @@ from dralint.model import Violation
 
 if TYPE_CHECKING:
     from dralint.index import Index, K8sObject, ValuesDoc
+    from dralint.knowledge.profile import ClusterProfile
     from dralint.load import SourceFile
-    from dralint.profile import ClusterProfile
 
 Scope = Literal["object", "file", "values"]
 #: what an object check needs to find anything: a pod spec, a pod spec that uses DRA claims, or a

@@ -7,7 +7,7 @@ import re
 import jsonschema
 import yaml
 
-from dralint.catalog import catalog
+from dralint.knowledge.catalog import catalog
 from dralint.registry import load_checks
 
 from .conftest import RULES

@@ -1,4 +1,4 @@
-"""The NVIDIA DRA driver data per release, read through `dralint.drivers`."""
+"""The NVIDIA DRA driver data per release, read through `dralint.knowledge.drivers`."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import jsonschema
 import pytest
 import yaml
 
-from dralint import drivers
-from dralint.catalog import load_data
 from dralint.cli import main
 from dralint.config import ConfigError, build_config
-from dralint.profile import ClusterProfile, DriverProfile, ProfileError
+from dralint.knowledge import drivers
+from dralint.knowledge.catalog import load_data
+from dralint.knowledge.profile import ClusterProfile, DriverProfile, ProfileError
 
 from .conftest import CORPUS, REPO, requires_shared
 

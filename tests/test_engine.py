@@ -256,7 +256,7 @@ spec:
     ],
 )
 def test_uses_claims(spec: dict[str, object], expected: bool) -> None:
-    from dralint.k8s import PodSpecRef, uses_claims
+    from dralint.knowledge.k8s import PodSpecRef, uses_claims
 
     assert uses_claims(PodSpecRef(("spec",), spec, ())) is expected
 

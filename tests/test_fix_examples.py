@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dralint.catalog import catalog
 from dralint.config import Config, build_config
 from dralint.engine import lint_files
 from dralint.fixer import fix_files
+from dralint.knowledge.catalog import catalog
 from dralint.load import load_bytes
 
 from .conftest import REPO, RULES

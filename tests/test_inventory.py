@@ -10,8 +10,8 @@ import yaml
 
 from dralint.index import Index
 from dralint.inventory import allocate, build, claim_spec, evaluator, load
+from dralint.knowledge.profile import ClusterProfile
 from dralint.load import load_bytes
-from dralint.profile import ClusterProfile
 
 from .conftest import RULES, lint_text
 

@@ -8,9 +8,9 @@ import pytest
 import yaml
 from syrupy.assertion import SnapshotAssertion
 
-from dralint.catalog import catalog
 from dralint.config import build_config
 from dralint.engine import lint_files
+from dralint.knowledge.catalog import catalog
 from dralint.load import load_bytes
 
 from .conftest import REPO, RULES

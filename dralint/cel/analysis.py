@@ -13,14 +13,15 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from dralint import dra, drivers, k8s
+from dralint import dra
 from dralint.cel import types as ty
 from dralint.cel.checker import AttrRef, Diag
 from dralint.cel.env import Environment, Program, data
 from dralint.cel.yamlpos import char_offsets, value_offsets
 from dralint.index import K8sObject
+from dralint.knowledge import drivers, k8s
+from dralint.knowledge.profile import ClusterProfile
 from dralint.model import JsonPath, Span
-from dralint.profile import ClusterProfile
 
 DRA_GROUP = "resource.k8s.io"
 STANDARD_DOMAIN = "resource.kubernetes.io"

@@ -1,8 +1,8 @@
 """DRA1xx and DRA501: will the target cluster accept these objects, and will every field take effect?
 
 - DRA101 validates resource.k8s.io objects and every pod template against the JSON schema of the
-  target minor (`dralint.schema`).
-- DRA102/DRA103 read the version lifecycle (`dralint.lifecycle`) and record the safe conversion to
+  target minor (`dralint.knowledge.schema`).
+- DRA102/DRA103 read the version lifecycle (`dralint.knowledge.lifecycle`) and record the safe conversion to
   the preferred served version as a fix.
 - DRA104/DRA105 replay the API server's validation that a schema cannot express (reference §3).
 - DRA108/DRA109 explain the two shape mistakes migration guides make, with the structural fix.
@@ -24,9 +24,10 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from dralint import dra, k8s, lifecycle, schema
+from dralint import dra
 from dralint.index import CLAIMS, K8sObject
-from dralint.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
+from dralint.knowledge import k8s, lifecycle, schema
+from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
 from dralint.registry import Context, rule
 

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from dralint import dra, k8s
+from dralint import dra
 from dralint.index import Index, K8sObject
-from dralint.knowledge import LegacyResource, legacy
+from dralint.knowledge import k8s
+from dralint.knowledge.legacy import LegacyResource, legacy
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
 from dralint.registry import Context, rule
 

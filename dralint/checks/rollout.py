@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from dralint import dra, k8s
+from dralint import dra
 from dralint.index import K8sObject
 from dralint.inventory import (
     ANY_NODE,
@@ -24,6 +24,7 @@ from dralint.inventory import (
     node_errors,
     pods_per_node,
 )
+from dralint.knowledge import k8s
 from dralint.model import Applicability, Edit, Fix, JsonPath, Severity, Violation
 from dralint.registry import Context, rule
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dralint import dra, k8s
+from dralint import dra
 from dralint.index import K8sObject
+from dralint.knowledge import k8s
 from dralint.model import Applicability, Edit, Fix, Violation
 from dralint.registry import Context, rule
 from dralint.suggest import closest
@@ -120,7 +121,7 @@ def known_classes(ctx: Context) -> set[str]:
     """Device classes defined in the set plus those the configured drivers install."""
     hit = ctx.cache.get("known-device-classes")
     if hit is None:
-        from dralint.drivers import installed_classes
+        from dralint.knowledge.drivers import installed_classes
 
         hit = {o.name for o in ctx.index.of_kind("DeviceClass") if o.name} | installed_classes(ctx.profile)
         ctx.cache["known-device-classes"] = hit
@@ -129,7 +130,7 @@ def known_classes(ctx: Context) -> set[str]:
 
 @rule("DRA305", kinds=("ResourceClaim", "ResourceClaimTemplate"))
 def unknown_device_class(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
-    from dralint.drivers import stale_class_note
+    from dralint.knowledge.drivers import stale_class_note
 
     known = known_classes(ctx)
     for r in dra.requests(obj):

@@ -16,7 +16,8 @@ import yaml
 
 from dralint.model import Applicability, Severity
 
-_PKG = Path(__file__).resolve().parent
+#: the ``dralint`` package directory (this module lives in ``dralint/knowledge/``)
+_PKG = Path(__file__).resolve().parent.parent
 
 
 @cache

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from dralint.catalog import load_data
+from dralint.knowledge.catalog import load_data
 
 
 class ProfileError(ValueError):

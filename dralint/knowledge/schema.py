@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import jsonschema_rs
 
-from dralint.catalog import load_data, schemas_dir
+from dralint.knowledge.catalog import load_data, schemas_dir
 from dralint.model import JsonPath
 
 STORE = "kubernetes/openapi/defs.json"

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from dralint.catalog import load_data
-from dralint.profile import ClusterProfile
+from dralint.knowledge.catalog import load_data
+from dralint.knowledge.profile import ClusterProfile
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from dralint.catalog import load_data
-from dralint.k8s import DRA_GROUP
+from dralint.knowledge.catalog import load_data
+from dralint.knowledge.k8s import DRA_GROUP
+from dralint.knowledge.profile import ClusterProfile
 from dralint.model import JsonPath
-from dralint.profile import ClusterProfile
 
 GROUP = DRA_GROUP
 CLAIM_SPEC_BASE: dict[str, tuple[str, ...]] = {"ResourceClaim": ("spec",), "ResourceClaimTemplate": ("spec", "spec")}

@@ -20,9 +20,9 @@ from fractions import Fraction
 from functools import cache
 from typing import Any, Literal
 
-from dralint import k8s
-from dralint.catalog import load_data, schemas_dir
-from dralint.profile import ClusterProfile, ProfileError
+from dralint.knowledge import k8s
+from dralint.knowledge.catalog import load_data, schemas_dir
+from dralint.knowledge.profile import ClusterProfile, ProfileError
 
 STANDARD_DOMAIN = "resource.kubernetes.io"
 
