@@ -29,9 +29,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dralint import inventory as invmod
-from dralint.index import Index
+from dralint.inputs.index import Index
+from dralint.inputs.load import load_bytes
 from dralint.knowledge.profile import ClusterProfile
-from dralint.load import load_bytes
 
 PRODUCTS = [
     ("NVIDIA A100-SXM4-80GB", "Ampere", "80Gi", "8.0.0"), ("NVIDIA A100-SXM4-40GB", "Ampere", "40Gi", "8.0.0"),

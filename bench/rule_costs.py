@@ -21,8 +21,8 @@ from typing import Any
 
 from dralint.config import build_config
 from dralint.engine import Input, limits_for, quiet_gc, trees_built
-from dralint.files import discover
-from dralint.index import Index
+from dralint.inputs.files import discover
+from dralint.inputs.index import Index
 from dralint.registry import load_checks
 
 

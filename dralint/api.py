@@ -17,7 +17,7 @@ from typing import Any
 
 from dralint.config import Config, build_config
 from dralint.engine import limits_for, lint_files
-from dralint.load import load_bytes
+from dralint.inputs.load import load_bytes
 from dralint.model import Finding
 
 __all__ = ["FixError", "fix_text", "lint_text"]

@@ -16,16 +16,17 @@ from typing import Any
 
 import click
 
-from dralint import __version__, readiness, render
+from dralint import __version__, readiness
 from dralint.commands import fix as fix_cmd
 from dralint.commands import migrate as migrate_cmd
 from dralint.config import Config, ConfigError, load_config
 from dralint.docs import all_rules, rule_markdown, rules_json, rules_table
 from dralint.engine import Result
+from dralint.inputs import render
+from dralint.inputs.load import HAVE_LIBYAML
 from dralint.knowledge.catalog import catalog
 from dralint.knowledge.drivers import validate_profile as validate_drivers
 from dralint.knowledge.profile import DriverProfile, ProfileError, newest_minor, parse_bool_map, target_minor
-from dralint.load import HAVE_LIBYAML
 from dralint.model import Severity
 from dralint.report import ReportOptions, format_names, get_formatter
 

@@ -7,7 +7,6 @@ should fail loudly rather than silently check less.
 
 from __future__ import annotations
 
-import fnmatch
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from dralint.inputs.files import matches_glob
 from dralint.knowledge.catalog import RuleMeta, catalog
 from dralint.knowledge.drivers import validate_profile as validate_drivers
 from dralint.knowledge.profile import ClusterProfile, DriverProfile, ProfileError, target_minor
@@ -95,11 +95,6 @@ CONFIG_SCHEMA: dict[str, Any] = {
     },
 }
 
-DEFAULT_EXCLUDES = (
-    ".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__",
-    ".mypy_cache", ".ruff_cache", ".pytest_cache", ".dralint_cache",
-)
-
 
 @dataclass
 class Config:
@@ -163,19 +158,6 @@ def _match(sel: str, cat: dict[str, RuleMeta], include_off: bool = False) -> set
     if not sel.startswith("DRA") or not any(c.startswith(sel) for c in cat):
         raise ConfigError(f"unknown rule code or prefix {sel!r} (see `dralint rules`)")
     return {c for c, m in cat.items() if c.startswith(sel) and (m.enabled_by_default or include_off)}
-
-
-def matches_glob(rel_path: str, pattern: str) -> bool:
-    """gitignore-flavoured matching: a pattern without '/' matches any path component."""
-    rel_path = rel_path.replace("\\", "/")
-    while rel_path.startswith("./"):
-        rel_path = rel_path[2:]
-    pattern = pattern.rstrip("/")
-    if fnmatch.fnmatch(rel_path, pattern) or fnmatch.fnmatch(rel_path, f"{pattern}/*"):
-        return True
-    if "/" not in pattern:
-        return any(fnmatch.fnmatch(part, pattern) for part in rel_path.split("/"))
-    return fnmatch.fnmatch(rel_path, f"*/{pattern}") or fnmatch.fnmatch(rel_path, f"*/{pattern}/*")
 
 
 def find_config(start: Path) -> Path | None:

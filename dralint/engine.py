@@ -33,12 +33,12 @@ from typing import Any
 
 from dralint.cache import SummaryCache, default_cache_dir
 from dralint.config import Config
-from dralint.files import FileRef, discover, read_file, read_raw
-from dralint.index import CLAIMS, DRA, POD, Index, K8sObject, ValuesDoc, objects_of
+from dralint.inputs.files import FileRef, discover, read_file, read_raw
+from dralint.inputs.index import CLAIMS, DRA, POD, Index, K8sObject, ValuesDoc, objects_of
+from dralint.inputs.load import Document, Limits, SourceFile, load_bytes
+from dralint.inputs.locate import locate
 from dralint.knowledge import k8s
 from dralint.knowledge.catalog import RuleMeta, catalog
-from dralint.load import Document, Limits, SourceFile, load_bytes
-from dralint.locate import locate
 from dralint.model import Finding, JsonPath, Severity, Span, Violation
 from dralint.registry import CheckFn, Context, RuleImpl, load_checks
 from dralint.suppress import ANNOTATION, Directive, Suppressor, annotation_directive, parse_directives

@@ -61,8 +61,8 @@ import yaml
 
 from dralint.config import Config
 from dralint.engine import Result, limits_for, lint_files, load_paths
-from dralint.index import objects_of
-from dralint.load import LMap, LSeq, SourceFile, load_bytes
+from dralint.inputs.index import objects_of
+from dralint.inputs.load import LMap, LSeq, SourceFile, load_bytes
 from dralint.model import Applicability, Edit, Finding, Fix, JsonPath
 
 MAX_PASSES = 10

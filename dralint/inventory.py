@@ -28,16 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dralint import dra
 from dralint.cel.ast import Call, Has, Ident, Index, Lit, Node, Select, walk
 from dralint.cel.env import Environment, Program
 from dralint.cel.runtime import Device, DomainMap
 from dralint.cel.values import CelError, Quantity, Semver
-from dralint.index import Index as ObjIndex
-from dralint.index import K8sObject
+from dralint.inputs import dra
+from dralint.inputs.index import Index as ObjIndex
+from dralint.inputs.index import K8sObject
+from dralint.inputs.load import load_bytes
 from dralint.knowledge import drivers, k8s
 from dralint.knowledge.profile import ClusterProfile
-from dralint.load import load_bytes
 from dralint.model import JsonPath
 
 GROUP = "resource.k8s.io"

@@ -45,7 +45,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dralint import dra
 from dralint.checks.legacy import Usage, usages
 from dralint.config import Config
 from dralint.engine import Result, limits_for, lint_files, load_paths
@@ -59,11 +58,12 @@ from dralint.fixer import (
     to_plain,
     verify,
 )
-from dralint.index import K8sObject
+from dralint.inputs import dra
+from dralint.inputs.index import K8sObject
+from dralint.inputs.load import SourceFile, load_bytes
+from dralint.inputs.locate import locate, offsets
 from dralint.knowledge import drivers, k8s, lifecycle
 from dralint.knowledge.legacy import LegacyKnowledge, LegacyResource, legacy
-from dralint.load import SourceFile, load_bytes
-from dralint.locate import locate, offsets
 from dralint.model import Applicability, Edit, Fix, JsonPath
 from dralint.registry import Context
 

@@ -1,7 +1,7 @@
 """The small data types every part of dralint shares.
 
 Rules yield `Violation`s that point into an object with a *path*; the engine turns each one into a
-`Finding` with a file position (through `dralint.locate`). Fixes are data (`Fix` of `Edit`s), so the
+`Finding` with a file position (through `dralint.inputs.locate`). Fixes are data (`Fix` of `Edit`s), so the
 fixer can inspect, order and verify them before anything is written.
 """
 

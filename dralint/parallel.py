@@ -43,8 +43,8 @@ from dralint.engine import (
     summarize,
     trees_built,
 )
-from dralint.index import Index
-from dralint.load import SourceFile
+from dralint.inputs.index import Index
+from dralint.inputs.load import SourceFile
 from dralint.model import Finding
 from dralint.registry import load_checks
 

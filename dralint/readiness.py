@@ -20,10 +20,10 @@ from typing import Any
 
 import click
 
-from dralint import dra
 from dralint.checks.legacy import usages
 from dralint.engine import Result
-from dralint.index import Index, K8sObject
+from dralint.inputs import dra
+from dralint.inputs.index import Index, K8sObject
 from dralint.model import Finding, Severity
 from dralint.registry import Context
 from dralint.report.markdown import escape

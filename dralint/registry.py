@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from dralint.model import Violation
 
 if TYPE_CHECKING:
-    from dralint.index import Index, K8sObject, ValuesDoc
+    from dralint.inputs.index import Index, K8sObject, ValuesDoc
+    from dralint.inputs.load import SourceFile
     from dralint.knowledge.profile import ClusterProfile
-    from dralint.load import SourceFile
 
 Scope = Literal["object", "file", "values"]
 #: what an object check needs to find anything: a pod spec, a pod spec that uses DRA claims, or a

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dralint.load import SourceFile
+from dralint.inputs.load import SourceFile
 from dralint.model import Finding, Span
 
 ANNOTATION = "dralint.io/ignore"

@@ -11,7 +11,7 @@ import pytest
 
 from dralint.config import build_config
 from dralint.engine import Result, lint_files
-from dralint.load import load_bytes
+from dralint.inputs.load import load_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 RULES = REPO / "rules"

@@ -10,10 +10,10 @@ import pytest
 
 from dralint.cache import SummaryCache
 from dralint.cli import main
-from dralint.config import DEFAULT_EXCLUDES, build_config
+from dralint.config import build_config
 from dralint.engine import FileSummary, Result, lint_paths, summarize
-from dralint.files import discover
-from dralint.load import load_bytes
+from dralint.inputs.files import DEFAULT_EXCLUDES, discover
+from dralint.inputs.load import load_bytes
 from tests.test_parallel import canonical
 
 POD = """apiVersion: v1

@@ -302,8 +302,8 @@ spec:
 
 
 def test_facets_of_objects() -> None:
-    from dralint.index import CLAIMS, DRA, POD, Index
-    from dralint.load import load_bytes
+    from dralint.inputs.index import CLAIMS, DRA, POD, Index
+    from dralint.inputs.load import load_bytes
 
     text = GPU_POD.format(comment="") + (
         "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n"

@@ -11,8 +11,8 @@ import yaml
 from dralint.config import Config, build_config
 from dralint.engine import lint_files
 from dralint.fixer import fix_files
+from dralint.inputs.load import load_bytes
 from dralint.knowledge.catalog import catalog
-from dralint.load import load_bytes
 
 from .conftest import REPO, RULES
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from dralint.config import build_config
 from dralint.engine import lint_files
 from dralint.fixer import doc_regions, file_comments, fix_files
-from dralint.load import SourceFile, load_bytes
+from dralint.inputs.load import SourceFile, load_bytes
 from dralint.migrate import MigrateOptions, migrate_files
 
 from .conftest import REPO

@@ -30,7 +30,7 @@ from dralint.fixer import (
     fix_files,
     fix_source,
 )
-from dralint.load import SourceFile, load_bytes
+from dralint.inputs.load import SourceFile, load_bytes
 from dralint.model import Edit, Finding, Fix, JsonPath, Severity, Span
 
 from .conftest import REPO

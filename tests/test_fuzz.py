@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 from dralint.config import build_config
 from dralint.engine import lint_files
-from dralint.load import load_bytes
+from dralint.inputs.load import load_bytes
 from tests.conftest import REPO
 
 EXAMPLES = int(os.environ.get("DRALINT_FUZZ_EXAMPLES", "150"))

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dralint.index import Index
+from dralint.inputs.index import Index
+from dralint.inputs.load import load_bytes
 from dralint.inventory import allocate, build, claim_spec, evaluator, load
 from dralint.knowledge.profile import ClusterProfile
-from dralint.load import load_bytes
 
 from .conftest import RULES, lint_text
 

@@ -14,7 +14,7 @@ from dralint.cli import main
 from dralint.config import build_config
 from dralint.engine import lint_files
 from dralint.fixer import doc_regions, file_comments
-from dralint.load import load_bytes
+from dralint.inputs.load import load_bytes
 from dralint.migrate import MigrateOptions, migrate_files
 
 from .conftest import CORPUS, REPO, requires_shared
@@ -375,8 +375,8 @@ def test_cli_dry_run_diff_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_dra307_fix_turns_the_shared_claim_into_a_template() -> None:
-    from dralint import dra
     from dralint.fixer import PlannedFix, apply_pass
+    from dralint.inputs import dra
     from dralint.migrate import claim_to_template_fix
     from dralint.model import Applicability
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from dralint import render
 from dralint.cli import main
+from dralint.inputs import render
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -133,7 +133,7 @@ FAKE_HELM = '''\
 import json, os, sys
 sys.path.insert(0, {repo!r})
 import helm_python
-from dralint.render import parse_set
+from dralint.inputs.render import parse_set
 args = sys.argv[1:]
 with open(os.environ["FAKE_HELM_LOG"], "w") as fh:
     json.dump({{"argv": args, "https_proxy": os.environ.get("HTTPS_PROXY"),

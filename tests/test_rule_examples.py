@@ -10,8 +10,8 @@ from syrupy.assertion import SnapshotAssertion
 
 from dralint.config import build_config
 from dralint.engine import lint_files
+from dralint.inputs.load import load_bytes
 from dralint.knowledge.catalog import catalog
-from dralint.load import load_bytes
 
 from .conftest import REPO, RULES
 

@@ -13,12 +13,12 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from dralint import dra
 from dralint.cel import types as ty
 from dralint.cel.checker import AttrRef, Diag
 from dralint.cel.env import Environment, Program, data
 from dralint.cel.yamlpos import char_offsets, value_offsets
-from dralint.index import K8sObject
+from dralint.inputs import dra
+from dralint.inputs.index import K8sObject
 from dralint.knowledge import drivers, k8s
 from dralint.knowledge.profile import ClusterProfile
 from dralint.model import JsonPath, Span

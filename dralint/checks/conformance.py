@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from dralint import dra
-from dralint.index import CLAIMS, K8sObject
+from dralint.inputs import dra
+from dralint.inputs.index import CLAIMS, K8sObject
 from dralint.knowledge import k8s, lifecycle, schema
 from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from dralint import dra
-from dralint.config import matches_glob
-from dralint.index import K8sObject, ValuesDoc
+from dralint.inputs import dra
+from dralint.inputs.files import matches_glob
+from dralint.inputs.index import K8sObject, ValuesDoc
 from dralint.knowledge import k8s
 from dralint.knowledge.drivers import (
     Setup,

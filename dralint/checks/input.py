@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dralint.load import SourceFile
-from dralint.locate import locate
+from dralint.inputs.load import SourceFile
+from dralint.inputs.locate import locate
 from dralint.model import Span, Violation
 from dralint.registry import Context, rule
 

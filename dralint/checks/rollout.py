@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from dralint import dra
-from dralint.index import K8sObject
+from dralint.inputs import dra
+from dralint.inputs.index import K8sObject
 from dralint.inventory import (
     ANY_NODE,
     AltSpec,

@@ -8,17 +8,35 @@ findings, not exceptions.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dralint.config import DEFAULT_EXCLUDES, matches_glob
-from dralint.load import Limits, LoadProblem, SourceFile, load_bytes
+from dralint.inputs.load import Limits, LoadProblem, SourceFile, load_bytes
 from dralint.model import Span
 
 EXTENSIONS = (".yaml", ".yml", ".json")
+#: directories never walked into (VCS, virtualenvs, tool caches)
+DEFAULT_EXCLUDES = (
+    ".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__",
+    ".mypy_cache", ".ruff_cache", ".pytest_cache", ".dralint_cache",
+)
+
+
+def matches_glob(rel_path: str, pattern: str) -> bool:
+    """gitignore-flavoured matching: a pattern without '/' matches any path component."""
+    rel_path = rel_path.replace("\\", "/")
+    while rel_path.startswith("./"):
+        rel_path = rel_path[2:]
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(rel_path, pattern) or fnmatch.fnmatch(rel_path, f"{pattern}/*"):
+        return True
+    if "/" not in pattern:
+        return any(fnmatch.fnmatch(part, pattern) for part in rel_path.split("/"))
+    return fnmatch.fnmatch(rel_path, f"*/{pattern}") or fnmatch.fnmatch(rel_path, f"*/{pattern}/*")
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from dralint.inputs.load import Document, SourceFile
 from dralint.knowledge import k8s
-from dralint.load import Document, SourceFile
 from dralint.model import JsonPath, ObjectRef
 
 #: `K8sObject.facets` bits: the object holds a pod spec / a pod spec that uses DRA claims / it is a

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from dralint.load import Document, LMap, LSeq, SourceFile
+from dralint.inputs.load import Document, LMap, LSeq, SourceFile
 from dralint.model import JsonPath, Span
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from dralint.index import Index, K8sObject
+from dralint.inputs.index import Index, K8sObject
 from dralint.knowledge import k8s
 from dralint.model import JsonPath
 
@@ -167,7 +167,7 @@ def template_providers(index: Index, name: str, namespace: str | None) -> list[K
     out = []
     for cd in index.of_kind("ComputeDomain"):
         if k8s.get(cd.data, "spec", "channel", "resourceClaimTemplate", "name") == name:
-            from dralint.index import same_namespace
+            from dralint.inputs.index import same_namespace
 
             if same_namespace(cd.namespace, namespace):
                 out.append(cd)

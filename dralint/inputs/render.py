@@ -36,9 +36,9 @@ import yaml
 
 from dralint.config import Config, ConfigError
 from dralint.engine import Result, limits_for, lint_files, lint_paths, load_paths
-from dralint.files import discover, read_file
-from dralint.load import SourceFile, load_bytes
-from dralint.locate import locate
+from dralint.inputs.files import discover, read_file
+from dralint.inputs.load import SourceFile, load_bytes
+from dralint.inputs.locate import locate
 from dralint.model import Finding, Span
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
