@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dralint import inventory as invmod
+from dralint.cel import inventory as invmod
 from dralint.inputs.index import Index
 from dralint.inputs.load import load_bytes
 from dralint.knowledge.profile import ClusterProfile

@@ -7,7 +7,7 @@
 Profile and configuration keywords are the `.dralint.yaml` keys with underscores:
 ``kubernetes_version``, ``feature_gates``, ``runtime_config``, ``drivers``, ``inventory``,
 ``select``, ``ignore``, ``extend_select``, ``severity``, ``rules``… They are validated like a
-configuration file (a bad key raises `dralint.config.ConfigError`).
+configuration file (a bad key raises `dralint.engine.config.ConfigError`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dralint.config import Config, build_config
-from dralint.engine import limits_for, lint_files
+from dralint.engine.config import Config, build_config
+from dralint.engine.runner import limits_for, lint_files
 from dralint.inputs.load import load_bytes
 from dralint.model import Finding
 

@@ -19,10 +19,10 @@ import click
 from dralint import __version__, readiness
 from dralint.commands import fix as fix_cmd
 from dralint.commands import migrate as migrate_cmd
-from dralint.config import Config, ConfigError, load_config
 from dralint.docs import all_rules, rule_markdown, rules_json, rules_table
-from dralint.engine import Result
-from dralint.inputs import render
+from dralint.engine import rendered
+from dralint.engine.config import Config, ConfigError, load_config
+from dralint.engine.runner import Result
 from dralint.inputs.load import HAVE_LIBYAML
 from dralint.knowledge.catalog import catalog
 from dralint.knowledge.drivers import validate_profile as validate_drivers
@@ -93,7 +93,7 @@ def common_lint_options(fn: Any) -> Any:
 def build_run_config(kw: dict[str, Any]) -> Config:
     """Config file + CLI flags (flags win)."""
     if kw.get("isolated"):
-        from dralint.config import build_config
+        from dralint.engine.config import build_config
 
         cfg = build_config({}, None, Path.cwd())
     else:
@@ -150,7 +150,7 @@ def run_lint(paths: Sequence[str], kw: dict[str, Any]) -> tuple[Result, Config, 
     elif not paths and not kw.get("helm_charts"):
         paths = ["."]
     t0 = time.perf_counter()
-    result = render.lint(paths, cfg, context=kw.get("context") or (), stdin=stdin,
+    result = rendered.lint(paths, cfg, context=kw.get("context") or (), stdin=stdin,
                          follow_symlinks=bool(kw.get("follow_symlinks")), helm_charts=kw.get("helm_charts") or (),
                          values_files=kw.get("helm_values") or (), sets=kw.get("helm_set") or ())
     return result, cfg, time.perf_counter() - t0

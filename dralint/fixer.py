@@ -59,8 +59,9 @@ from typing import Any
 
 import yaml
 
-from dralint.config import Config
-from dralint.engine import Result, limits_for, lint_files, load_paths
+from dralint.engine.config import Config
+from dralint.engine.pipeline import load_paths
+from dralint.engine.runner import Result, limits_for, lint_files
 from dralint.inputs.index import objects_of
 from dralint.inputs.load import LMap, LSeq, SourceFile, load_bytes
 from dralint.model import Applicability, Edit, Finding, Fix, JsonPath
@@ -1796,7 +1797,7 @@ def _fail(st: _State, frozen: set[str], rules: list[str], reason: str) -> None:
 def fix_paths(paths: Sequence[str], config: Config, context: Sequence[str] = (),
               stdin: tuple[str, bytes] | None = None, unsafe: bool = False,
               follow_symlinks: bool = False) -> tuple[FixRun, list[str]]:
-    """Load files like `dralint.engine.lint_paths` and fix them; returns the run and missing paths."""
+    """Load files like `dralint.engine.pipeline.lint_paths` and fix them; returns the run and missing paths."""
     targets, missing = load_paths(paths, config, follow_symlinks)
     if stdin is not None:
         targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))

@@ -46,8 +46,10 @@ from pathlib import Path
 from typing import Any
 
 from dralint.checks.legacy import Usage, usages
-from dralint.config import Config
-from dralint.engine import Result, limits_for, lint_files, load_paths
+from dralint.checks.registry import Context
+from dralint.engine.config import Config
+from dralint.engine.pipeline import load_paths
+from dralint.engine.runner import Result, limits_for, lint_files
 from dralint.fixer import (
     FileOutcome,
     GateFailure,
@@ -65,7 +67,6 @@ from dralint.inputs.locate import locate, offsets
 from dralint.knowledge import drivers, k8s, lifecycle
 from dralint.knowledge.legacy import LegacyKnowledge, LegacyResource, legacy
 from dralint.model import Applicability, Edit, Fix, JsonPath
-from dralint.registry import Context
 
 LEGACY_RULES = ("DRA201", "DRA202", "DRA203")
 #: how gpu-feature-discovery writes MIG-single and shared product labels (reference §8.5/§8.6)

@@ -163,3 +163,10 @@ class Finding:
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.span.line, self.span.column, self.rule)
+
+
+class ConfigError(ValueError):
+    """Invalid configuration or options (exit code 2).
+
+    Defined here rather than in `dralint.engine.config` (which re-exports it) because input
+    preparation below the engine (Helm/kustomize rendering) refuses bad options with it too."""

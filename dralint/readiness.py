@@ -21,11 +21,11 @@ from typing import Any
 import click
 
 from dralint.checks.legacy import usages
-from dralint.engine import Result
+from dralint.checks.registry import Context
+from dralint.engine.runner import Result
 from dralint.inputs import dra
 from dralint.inputs.index import Index, K8sObject
 from dralint.model import Finding, Severity
-from dralint.registry import Context
 from dralint.report.markdown import escape
 from dralint.report.sarif import help_uri
 
@@ -280,7 +280,7 @@ def render(r: Readiness, fmt: str) -> str:
 def command() -> click.Command:
     """Built on demand: the shared lint options live in dralint.cli, which registers this command."""
     from dralint.cli import EXIT_USAGE, common_lint_options, report_problems, run_lint
-    from dralint.config import ConfigError
+    from dralint.engine.config import ConfigError
 
     @click.command("report")
     @click.argument("paths", nargs=-1, type=click.Path())

@@ -6,7 +6,7 @@ import pytest
 
 import dralint
 from dralint import fixer
-from dralint.config import ConfigError
+from dralint.engine.config import ConfigError
 from dralint.model import Applicability, Edit, Fix, Severity
 
 from .conftest import RULES

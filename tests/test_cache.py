@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
-from dralint.cache import SummaryCache
 from dralint.cli import main
-from dralint.config import build_config
-from dralint.engine import FileSummary, Result, lint_paths, summarize
+from dralint.engine.cache import SummaryCache
+from dralint.engine.config import build_config
+from dralint.engine.pipeline import lint_paths
+from dralint.engine.runner import Result
+from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.files import DEFAULT_EXCLUDES, discover
 from dralint.inputs.load import load_bytes
 from tests.test_parallel import canonical

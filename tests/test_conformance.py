@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dralint.engine import Result
+from dralint.engine.runner import Result
 from dralint.knowledge import k8s
 from dralint.model import Applicability, Edit, Finding
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from dralint.cli import main
-from dralint.config import ConfigError, build_config
+from dralint.engine.config import ConfigError, build_config
 from dralint.knowledge import drivers
 from dralint.knowledge.catalog import load_data
 from dralint.knowledge.profile import ClusterProfile, DriverProfile, ProfileError

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dralint.config import Config, build_config
-from dralint.engine import lint_files
+from dralint.engine.config import Config, build_config
+from dralint.engine.runner import lint_files
 from dralint.fixer import fix_files
 from dralint.inputs.load import load_bytes
 from dralint.knowledge.catalog import catalog

@@ -21,8 +21,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dralint.config import build_config
-from dralint.engine import lint_files
+from dralint.engine.config import build_config
+from dralint.engine.runner import lint_files
 from dralint.fixer import doc_regions, file_comments, fix_files
 from dralint.inputs.load import SourceFile, load_bytes
 from dralint.migrate import MigrateOptions, migrate_files

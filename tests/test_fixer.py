@@ -18,8 +18,8 @@ import pytest
 
 from dralint import fixer
 from dralint.cli import main
-from dralint.config import build_config
-from dralint.engine import Result
+from dralint.engine.config import build_config
+from dralint.engine.runner import Result
 from dralint.fixer import (
     Applicability,
     EditError,

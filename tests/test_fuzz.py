@@ -31,8 +31,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dralint.config import build_config
-from dralint.engine import lint_files
+from dralint.engine.config import build_config
+from dralint.engine.runner import lint_files
 from dralint.inputs.load import load_bytes
 from tests.conftest import REPO
 
@@ -352,7 +352,7 @@ def test_known_crash_still_happens(known: tuple[str, str]) -> None:
 
 def test_the_harness_can_fail(monkeypatch: Any) -> None:
     """A rule that crashes must make `check` fail (a fuzzer that cannot fail finds nothing)."""
-    from dralint.registry import REGISTRY, RuleImpl, load_checks
+    from dralint.checks.registry import REGISTRY, RuleImpl, load_checks
 
     load_checks()
     impl = REGISTRY["DRA201"]

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from dralint.cli import main
-from dralint.config import build_config
-from dralint.engine import lint_files
+from dralint.engine.config import build_config
+from dralint.engine.runner import lint_files
 from dralint.fixer import doc_regions, file_comments
 from dralint.inputs.load import load_bytes
 from dralint.migrate import MigrateOptions, migrate_files

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from syrupy.assertion import SnapshotAssertion
 
-from dralint.config import build_config
-from dralint.engine import lint_files
+from dralint.engine.config import build_config
+from dralint.engine.runner import lint_files
 from dralint.inputs.load import load_bytes
 from dralint.knowledge.catalog import catalog
 

@@ -24,12 +24,12 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
 from dralint.inputs.index import CLAIMS, K8sObject
 from dralint.knowledge import k8s, lifecycle, schema
 from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
-from dralint.registry import Context, rule
 
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 DRA_KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule",

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
 from dralint.inputs.files import matches_glob
 from dralint.inputs.index import K8sObject, ValuesDoc
@@ -32,7 +33,6 @@ from dralint.knowledge.drivers import (
     validate_opaque,
 )
 from dralint.model import JsonPath, Violation
-from dralint.registry import Context, rule
 
 _CLAIMS = ("ResourceClaim", "ResourceClaimTemplate")
 _KINDS = (*_CLAIMS, "DeviceClass")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
 from dralint.inputs.index import K8sObject
 from dralint.knowledge import k8s
 from dralint.model import Applicability, Edit, Fix, Violation
-from dralint.registry import Context, rule
 from dralint.suggest import closest
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from dralint.config import ConfigError
+from dralint.engine.config import ConfigError
 from dralint.fixer import FixRun, atomic_write, fix_paths, unified_diff
 from dralint.model import Severity
 from dralint.report import ReportOptions, get_formatter

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from dralint.config import ConfigError
+from dralint.engine.config import ConfigError
 from dralint.fixer import atomic_write, unified_diff
 from dralint.migrate import MigrateOptions, MigrationReport, WorkloadReport, migrate_paths, parse_class_map
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dralint.engine import Result
+from dralint.engine.runner import Result
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ that contains the literal text ``%0A::set-output`` is printed as ``%250A::set-ou
 
 from __future__ import annotations
 
-from dralint.engine import Result
+from dralint.engine.runner import Result
 from dralint.model import Finding, Severity
 from dralint.report import ReportOptions
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dralint.engine import Result
+from dralint.engine.runner import Result
 from dralint.model import Applicability, Finding, Severity
 from dralint.report import ReportOptions
 

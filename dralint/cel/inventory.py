@@ -312,7 +312,7 @@ def load(paths: list[str]) -> Inventory:
 
 def for_context(index: ObjIndex, profile: ClusterProfile, cache: dict[Any, Any]) -> Inventory | None:
     """The run's inventory: --inventory when given, else the ResourceSlices among the linted files."""
-    key = ("dralint.inventory", tuple(profile.inventory))
+    key = ("dralint.cel.inventory", tuple(profile.inventory))
     if key in cache:
         got = cache[key]
         return got if isinstance(got, Inventory) else None
@@ -486,7 +486,7 @@ class Evaluator:
 
 
 def evaluator(inv: Inventory, profile: ClusterProfile, cache: dict[Any, Any]) -> Evaluator:
-    key = ("dralint.inventory.evaluator", id(inv), profile.kubernetes_version,
+    key = ("dralint.cel.inventory.evaluator", id(inv), profile.kubernetes_version,
            tuple(sorted(profile.feature_gates.items())))
     ev = cache.get(key)
     if not isinstance(ev, Evaluator):

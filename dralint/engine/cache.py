@@ -3,7 +3,7 @@
 Cross-file rules need every file of the repository in the index, but a pre-commit hook or an
 editor lints one changed file. Parsing the other 2,000 files again on every run would cost seconds,
 so each file's *summary* (what the index needs: object identities, plus the full data of the few
-kinds other objects refer to, see `dralint.engine.summarize`) is stored here after its first parse.
+kinds other objects refer to, see `dralint.engine.summary.summarize`) is stored here after its first parse.
 
 - The key is a hash of the file's bytes, salted with everything else that shapes a summary: the
   dralint version and a fingerprint of its code and data files, the input limits, and whether the
@@ -46,7 +46,8 @@ def code_fingerprint() -> str:
     from dralint.knowledge.catalog import rules_dir, schemas_dir
 
     h = hashlib.blake2b(f"{__version__}/{FORMAT}".encode(), digest_size=16)
-    roots = [Path(__file__).resolve().parent, rules_dir(), schemas_dir()]
+    # the whole dralint package (this module lives in dralint/engine/), then the data files
+    roots = [Path(__file__).resolve().parent.parent, rules_dir(), schemas_dir()]
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -170,7 +171,7 @@ class SummaryCache:
         return self.enabled
 
     def put(self, key: str, text: bytes) -> None:
-        """Store one summary (`dralint.engine.FileSummary.to_bytes`)."""
+        """Store one summary (`dralint.engine.summary.FileSummary.to_bytes`)."""
         if not self.enabled:
             return
         target = self._path(key)

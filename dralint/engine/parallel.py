@@ -3,7 +3,7 @@
 Cross-file rules need every file in the index, so a plain "one file per task" pool does not work.
 Each worker instead owns a fixed share of the files (balanced by size) for the whole run:
 
-1. it parses its share and sends back each file's summary (`dralint.engine.summarize`), writing
+1. it parses its share and sends back each file's summary (`dralint.engine.summary.summarize`), writing
    it to the cache as well; context files are dropped after that, target files stay parsed;
 2. the main process joins all summaries (plus the cache hits) in file order and sends the list to
    every worker;
@@ -29,24 +29,16 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from dralint.cache import SummaryCache
-from dralint.config import Config
-from dralint.engine import (
-    FileSummary,
-    Input,
-    InternalError,
-    LazySourceFile,
-    Result,
-    _Runner,
-    add_summary,
-    limits_for,
-    summarize,
-    trees_built,
-)
+from dralint.checks.registry import load_checks
+from dralint.engine.cache import SummaryCache
+from dralint.engine.config import Config
+from dralint.engine.lazy import Input, LazySourceFile, add_summary
+from dralint.engine.memory import trees_built
+from dralint.engine.runner import InternalError, Result, _Runner, limits_for
+from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.index import Index
 from dralint.inputs.load import SourceFile
 from dralint.model import Finding
-from dralint.registry import load_checks
 
 
 @dataclass
@@ -200,7 +192,7 @@ def lint_parallel(
 
 def _worker(conn: Connection, job: _Job, share: list[int]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C and stops us
-    gc.disable()  # see dralint.engine.quiet_gc; this process ends with the run
+    gc.disable()  # see dralint.engine.memory.quiet_gc; this process ends with the run
     try:
         conn.send(_phase1(conn, job, share))
     except Exception:  # report any failure; the main process then lints serially

@@ -18,6 +18,7 @@ from dralint.inputs.files import matches_glob
 from dralint.knowledge.catalog import RuleMeta, catalog
 from dralint.knowledge.drivers import validate_profile as validate_drivers
 from dralint.knowledge.profile import ClusterProfile, DriverProfile, ProfileError, target_minor
+from dralint.model import ConfigError as ConfigError  # raised here; defined low so inputs can raise it too
 from dralint.model import Severity
 
 if sys.version_info >= (3, 11):
@@ -26,10 +27,6 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 CONFIG_NAMES = (".dralint.yaml", ".dralint.yml")
-
-
-class ConfigError(ValueError):
-    """Invalid configuration or options (exit code 2)."""
 
 
 _CODES = {"type": "array", "items": {"type": "string"}}
