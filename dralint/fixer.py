@@ -64,7 +64,7 @@ from dralint.engine.pipeline import load_paths
 from dralint.engine.runner import Result, limits_for, lint_files
 from dralint.inputs.index import objects_of
 from dralint.inputs.load import LMap, LSeq, SourceFile, load_bytes
-from dralint.model import Applicability, Edit, Finding, Fix, JsonPath
+from dralint.model import Applicability, Edit, Finding, Fix, JsonPath, same, to_plain
 
 MAX_PASSES = 10
 
@@ -86,29 +86,6 @@ class Refuse(Exception):
 
 # ----------------------------------------------------------------------------------------------
 # plain data: what the edits mean, independent of any text
-
-
-def to_plain(v: Any) -> Any:
-    """Located or ruamel data to plain dicts/lists (aliases become copies)."""
-    if isinstance(v, dict):
-        return {str(k) if not isinstance(k, str) else k: to_plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [to_plain(x) for x in v]
-    return v
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equality that tells ``True`` from ``1`` (YAML does)."""
-    if type(a) is not type(b):
-        if isinstance(a, str) and isinstance(b, str):
-            return str(a) == str(b)
-        if not (isinstance(a, dict) and isinstance(b, dict)) and not (isinstance(a, list) and isinstance(b, list)):
-            return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 def fmt_path(path: Sequence[str | int]) -> str:

@@ -57,7 +57,6 @@ from dralint.fixer import (
     Style,
     apply_pass,
     emit_document,
-    to_plain,
     verify,
 )
 from dralint.inputs import dra
@@ -66,7 +65,7 @@ from dralint.inputs.load import SourceFile, load_bytes
 from dralint.inputs.locate import locate, offsets
 from dralint.knowledge import drivers, k8s, lifecycle
 from dralint.knowledge.legacy import LegacyKnowledge, LegacyResource, legacy
-from dralint.model import Applicability, Edit, Fix, JsonPath
+from dralint.model import Applicability, Edit, Fix, JsonPath, same, to_plain
 
 LEGACY_RULES = ("DRA201", "DRA202", "DRA203")
 #: how gpu-feature-discovery writes MIG-single and shared product labels (reference §8.5/§8.6)
@@ -74,7 +73,6 @@ _MIG_PRODUCT = re.compile(r"(?P<product>.+)-MIG-(?P<profile>[0-9]+g\.[0-9]+gb(?:
 _SHARED_SUFFIX = "-SHARED"
 _SHARED_NOTE = ("the GPU product label ends in -SHARED, so these pods shared GPUs through device-plugin time-slicing; "
                 "the claim asks for a whole GPU per pod: use one shared ResourceClaim if they relied on sharing")
-_DNS = re.compile(r"[^a-z0-9.-]+")
 
 
 @dataclass(frozen=True)
@@ -147,11 +145,6 @@ class MigrationReport:
 
 # ----------------------------------------------------------------------------------------------
 # helpers
-
-
-def _dns(name: str) -> str:
-    out = _DNS.sub("-", name.lower()).strip("-.")
-    return out[:253] or "gpu"
 
 
 def _label(name: str, limit: int = 63) -> str:
@@ -540,7 +533,7 @@ class _Planner:
         want_spec = spec if kind == "ResourceClaim" else {"spec": spec}
         if kind == "ResourceClaimTemplate":
             for other in self.result.index.of_kind(kind):
-                if other.namespace == ns and other.name and same_json(self._plain_spec(other), want_spec) \
+                if other.namespace == ns and other.name and same(self._plain_spec(other), want_spec) \
                         and self._reusable(other, want_spec):
                     return other.name, True
             key = (ns, obj.file.path, repr(want_spec))
@@ -552,7 +545,7 @@ class _Planner:
                                  namespace=ns or "default")
         except (KeyError, IndexError, ValueError):
             raw = f"{obj.name}{suffix}-gpu"
-        name, n = _dns(raw), 2
+        name, n = k8s.dns_name(raw), 2
         candidate = name
         spec_key = repr(want_spec)
         # the same name with the same spec in another file is fine (each file stays self-contained and
@@ -582,7 +575,7 @@ class _Planner:
         v1 and the other way round) or is not served.
         """
         assert other.kind is not None and other.name is not None
-        if any(not same_json(self._plain_spec(o), want_spec)
+        if any(not same(self._plain_spec(o), want_spec)
                for o in self.result.index.find(other.kind, other.name, other.namespace)):
             return False
         if other.group != dra.DRA_GROUP:
@@ -701,58 +694,6 @@ class _Planner:
         return [Edit("delete", (*ps.path, "affinity"))]
 
 
-def same_json(a: Any, b: Any) -> bool:
-    from dralint.fixer import same
-
-    return same(a, b)
-
-
-# ----------------------------------------------------------------------------------------------
-# DRA307: a standalone claim shared by replicas -> one claim per pod from a template
-
-
-def claim_to_template_fix(obj: K8sObject, claim: dra.PodClaim, index: Any) -> Fix | None:
-    """The DRA307 fix: point the pod claim at a ResourceClaimTemplate with the claim's spec.
-
-    The template (same name as the claim, in the claim's namespace) goes in a new document after the
-    workload, unless one with that name already exists: then it is reused if its spec is the same,
-    and another name is chosen otherwise. The standalone claim itself stays (other workloads may
-    use it). Unsafe: every pod then gets devices of its own instead of sharing one allocation.
-    """
-    if not claim.claim_name or claim.template_name or "resourceClaimName" not in claim.data:
-        return None
-    found = [o for o in dra.resolve(index, claim, obj.namespace) if o.kind == "ResourceClaim"]
-    if len(found) != 1:
-        return None
-    rc = found[0]
-    spec = dra.claim_spec(rc)
-    if spec is None or not rc.api_version:
-        return None
-    ns = rc.namespace or obj.namespace
-    want = {"spec": to_plain(spec)}
-    name, n = _dns(claim.claim_name), 2
-    new_doc = True
-    while True:
-        existing = [t for t in index.find("ResourceClaimTemplate", name, ns)]
-        if not existing:
-            break
-        if any(same_json(to_plain(t.data.get("spec")), want) for t in existing):
-            new_doc = False
-            break
-        name, n = _dns(f"{claim.claim_name}-{n}"), n + 1
-    edits: list[Edit] = [Edit("rename", (*claim.path, "resourceClaimName"), key="resourceClaimTemplateName")]
-    if name != claim.claim_name:
-        edits.append(Edit("set", (*claim.path, "resourceClaimTemplateName"), value=name))
-    if new_doc:
-        meta: dict[str, Any] = {"name": name}
-        if ns:
-            meta["namespace"] = ns
-        edits.append(Edit("insert_document", (), value={"apiVersion": rc.api_version, "kind": "ResourceClaimTemplate",
-                                                        "metadata": meta, "spec": want}))
-    return Fix(f"Give each pod its own claim from ResourceClaimTemplate `{name}`", Applicability.UNSAFE,
-               tuple(edits))
-
-
 # ----------------------------------------------------------------------------------------------
 # the extended-resource bridge
 
@@ -790,7 +731,7 @@ def _bridge(result: Result, config: Config, opts: MigrateOptions, targets: Seque
             if have:
                 rep.notes.append(f"`{res.name}` is served by DeviceClass {have}")
                 continue
-            cls_name = _dns(f"extended-{_label(res.name.split('/', 1)[-1])}.{res.vendor}")
+            cls_name = k8s.dns_name(f"extended-{_label(res.name.split('/', 1)[-1])}.{res.vendor}")
             info = drivers.class_info(res.device_class)
             sel = info.selector if info else f"device.driver == '{res.vendor}'"
             if res.kind == "mig" and res.dra_profile:
@@ -1057,5 +998,5 @@ def parse_class_map(values: Sequence[str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["MigrateOptions", "MigrationReport", "WorkloadReport", "claim_to_template_fix", "migrate_files",
+__all__ = ["MigrateOptions", "MigrationReport", "WorkloadReport", "migrate_files",
            "migrate_paths", "parse_class_map"]

@@ -170,3 +170,30 @@ class ConfigError(ValueError):
 
     Defined here rather than in `dralint.engine.config` (which re-exports it) because input
     preparation below the engine (Helm/kustomize rendering) refuses bad options with it too."""
+
+
+# ----------------------------------------------------------------------------------------------
+# plain data: what the values of edits and parsed documents mean (shared by fixes, rules and migrate)
+
+
+def to_plain(v: Any) -> Any:
+    """Located or ruamel data to plain dicts/lists (aliases become copies)."""
+    if isinstance(v, dict):
+        return {str(k) if not isinstance(k, str) else k: to_plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [to_plain(x) for x in v]
+    return v
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality that tells ``True`` from ``1`` (YAML does)."""
+    if type(a) is not type(b):
+        if isinstance(a, str) and isinstance(b, str):
+            return str(a) == str(b)
+        if not (isinstance(a, dict) and isinstance(b, dict)) and not (isinstance(a, list) and isinstance(b, list)):
+            return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)

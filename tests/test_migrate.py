@@ -375,9 +375,9 @@ def test_cli_dry_run_diff_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_dra307_fix_turns_the_shared_claim_into_a_template() -> None:
+    from dralint.checks.wiring import claim_to_template_fix
     from dralint.fixer import PlannedFix, apply_pass
     from dralint.inputs import dra
-    from dralint.migrate import claim_to_template_fix
     from dralint.model import Applicability
 
     bad = (REPO / "rules" / "DRA307-shared-claim-in-replicated-workload" / "bad.yaml").read_bytes()

@@ -6,6 +6,7 @@ rollout safety, migration), so no rule re-discovers them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -178,3 +179,13 @@ def replicas(kind: str | None, data: Any) -> int | None:
             return 1
         return r if isinstance(r, int) and not isinstance(r, bool) else None
     return None
+
+
+_DNS = re.compile(r"[^a-z0-9.-]+")
+
+
+def dns_name(name: str) -> str:
+    """``name`` made a valid object name (DNS-1123 subdomain): lower case, runs of other characters
+    replaced by ``-``, at most 253 characters; ``gpu`` when nothing is left (new objects are GPU claims)."""
+    out = _DNS.sub("-", name.lower()).strip("-.")
+    return out[:253] or "gpu"
