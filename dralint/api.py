@@ -54,7 +54,7 @@ def lint_text(text: str | bytes, *, path: str = "-", context: Mapping[str, str |
 def fix_text(text: str | bytes, unsafe: bool = False, *, path: str = "-",
              context: Mapping[str, str | bytes] | None = None, **options: Any) -> str:
     """The text with the fixes applied (safe ones, or all with ``unsafe=True``); raises `FixError`."""
-    from dralint.fixer import fix_files
+    from dralint.fix.loop import fix_files
 
     cfg = _config(options)
     limits = limits_for(cfg)

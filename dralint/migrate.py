@@ -50,15 +50,10 @@ from dralint.checks.registry import Context
 from dralint.engine.config import Config
 from dralint.engine.pipeline import load_paths
 from dralint.engine.runner import Result, limits_for, lint_files
-from dralint.fixer import (
-    FileOutcome,
-    GateFailure,
-    PlannedFix,
-    Style,
-    apply_pass,
-    emit_document,
-    verify,
-)
+from dralint.fix.emit import Style, emit_document
+from dralint.fix.gates import verify
+from dralint.fix.loop import FileOutcome, GateFailure
+from dralint.fix.splice import PlannedFix, apply_pass
 from dralint.inputs import dra
 from dralint.inputs.index import K8sObject
 from dralint.inputs.load import SourceFile, load_bytes

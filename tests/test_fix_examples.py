@@ -10,7 +10,7 @@ import yaml
 
 from dralint.engine.config import Config, build_config
 from dralint.engine.runner import lint_files
-from dralint.fixer import fix_files
+from dralint.fix.loop import fix_files
 from dralint.inputs.load import load_bytes
 from dralint.knowledge.catalog import catalog
 

@@ -303,7 +303,7 @@ def check(raw: bytes, path: str = "fuzz.yaml", fix: bool = True) -> None:
 
 def check_fix(raw: bytes, path: str, sf: Any) -> None:
     try:
-        from dralint.fixer import fix_files
+        from dralint.fix.loop import fix_files
     except ImportError:  # pragma: no cover - the fixer ships with dralint now
         return
     run = fix_files([sf], [], ALL_RULES, unsafe=True)

@@ -13,7 +13,7 @@ import pytest
 from dralint.cli import main
 from dralint.engine.config import build_config
 from dralint.engine.runner import lint_files
-from dralint.fixer import doc_regions, file_comments
+from dralint.fix.splice import doc_regions, file_comments
 from dralint.inputs.load import load_bytes
 from dralint.migrate import MigrateOptions, migrate_files
 
@@ -376,7 +376,7 @@ def test_cli_dry_run_diff_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 def test_dra307_fix_turns_the_shared_claim_into_a_template() -> None:
     from dralint.checks.wiring import claim_to_template_fix
-    from dralint.fixer import PlannedFix, apply_pass
+    from dralint.fix.splice import PlannedFix, apply_pass
     from dralint.inputs import dra
     from dralint.model import Applicability
 

@@ -14,7 +14,8 @@ from typing import Any
 import click
 
 from dralint.engine.config import ConfigError
-from dralint.fixer import FixRun, atomic_write, fix_paths, unified_diff
+from dralint.fix.loop import FixRun, fix_paths
+from dralint.fix.write import atomic_write, unified_diff
 from dralint.model import Severity
 from dralint.report import ReportOptions, get_formatter
 

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from dralint.engine.config import ConfigError
-from dralint.fixer import atomic_write, unified_diff
+from dralint.fix.write import atomic_write, unified_diff
 from dralint.migrate import MigrateOptions, MigrationReport, WorkloadReport, migrate_paths, parse_class_map
 
 EXIT_OK, EXIT_CHANGES, EXIT_USAGE = 0, 1, 2
