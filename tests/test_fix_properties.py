@@ -26,7 +26,8 @@ from dralint.engine.runner import lint_files
 from dralint.fix.loop import fix_files
 from dralint.fix.splice import doc_regions, file_comments
 from dralint.inputs.load import SourceFile, load_bytes
-from dralint.migrate import MigrateOptions, migrate_files
+from dralint.migrate.records import MigrateOptions
+from dralint.migrate.run import migrate_files
 
 from .conftest import REPO
 

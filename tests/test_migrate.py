@@ -15,7 +15,8 @@ from dralint.engine.config import build_config
 from dralint.engine.runner import lint_files
 from dralint.fix.splice import doc_regions, file_comments
 from dralint.inputs.load import load_bytes
-from dralint.migrate import MigrateOptions, migrate_files
+from dralint.migrate.records import MigrateOptions
+from dralint.migrate.run import migrate_files
 
 from .conftest import CORPUS, REPO, requires_shared
 

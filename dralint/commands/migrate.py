@@ -14,7 +14,8 @@ import click
 
 from dralint.engine.config import ConfigError
 from dralint.fix.write import atomic_write, unified_diff
-from dralint.migrate import MigrateOptions, MigrationReport, WorkloadReport, migrate_paths, parse_class_map
+from dralint.migrate.records import MigrateOptions, MigrationReport, WorkloadReport
+from dralint.migrate.run import migrate_paths, parse_class_map
 
 EXIT_OK, EXIT_CHANGES, EXIT_USAGE = 0, 1, 2
 #: show a progress bar on a terminal from this many files on

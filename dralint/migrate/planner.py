@@ -1,4 +1,5 @@
-"""``dralint migrate``: move GPU workloads from the NVIDIA device plugin to DRA, in place.
+"""The migration planner: what ``dralint migrate`` changes to move GPU workloads from the NVIDIA device
+plugin to DRA, in place.
 
 For every pod template that asks for device-plugin resources (found by the DRA2xx machinery,
 `dralint.checks.legacy.usages`), the planner records a `Fix` made of ordinary `Edit`s and the fix
@@ -29,113 +30,37 @@ the chart), pod templates inside custom resources (their CRD may prune ``resourc
 containers with GPUs, kustomize patches, HAMi's look-alike resources, amounts that are not whole
 numbers, pods that already claim GPUs through DRA, a target Kubernetes that serves no claim API…
 
-Every changed file is re-checked before it is written: the migrated workloads must have no legacy
-findings left and the documents this run inserted no errors (claims already in the file are not
-this run's to judge; ``dralint check`` reports them).
+Every changed file is re-checked before it is written (`dralint.migrate.apply`): the migrated
+workloads must have no legacy findings left and the documents this run inserted no errors (claims
+already in the file are not this run's to judge; ``dralint check`` reports them).
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from dralint.checks.legacy import Usage, usages
 from dralint.checks.registry import Context
 from dralint.engine.config import Config
-from dralint.engine.pipeline import load_paths
-from dralint.engine.runner import Result, limits_for, lint_files
-from dralint.fix.emit import Style, emit_document
-from dralint.fix.gates import verify
-from dralint.fix.loop import FileOutcome, GateFailure
-from dralint.fix.splice import PlannedFix, apply_pass
+from dralint.engine.runner import Result
+from dralint.fix.splice import PlannedFix
 from dralint.inputs import dra
 from dralint.inputs.index import K8sObject
-from dralint.inputs.load import SourceFile, load_bytes
+from dralint.inputs.load import SourceFile
 from dralint.inputs.locate import locate, offsets
 from dralint.knowledge import drivers, k8s, lifecycle
 from dralint.knowledge.legacy import LegacyKnowledge, LegacyResource, legacy
+from dralint.migrate.records import MigrateOptions, WorkloadReport
 from dralint.model import Applicability, Edit, Fix, JsonPath, same, to_plain
 
-LEGACY_RULES = ("DRA201", "DRA202", "DRA203")
 #: how gpu-feature-discovery writes MIG-single and shared product labels (reference §8.5/§8.6)
 _MIG_PRODUCT = re.compile(r"(?P<product>.+)-MIG-(?P<profile>[0-9]+g\.[0-9]+gb(?:[.+-][a-z.]+)?)")
 _SHARED_SUFFIX = "-SHARED"
 _SHARED_NOTE = ("the GPU product label ends in -SHARED, so these pods shared GPUs through device-plugin time-slicing; "
                 "the claim asks for a whole GPU per pod: use one shared ResourceClaim if they relied on sharing")
-
-
-@dataclass(frozen=True)
-class MigrateOptions:
-    template_name_pattern: str = "{workload}-gpu"
-    keep_extended_resources: bool = False
-    convert_node_selectors: bool = False
-    device_class_map: dict[str, str] = field(default_factory=dict)
-    extended_resource_bridge: bool = False
-    bridge_file: str = "dra-extended-resources.yaml"
-    include_custom_resources: bool = False
-
-
-@dataclass
-class WorkloadReport:
-    path: str
-    line: int
-    kind: str
-    namespace: str | None
-    name: str
-    status: str  # migrated | skipped | bridged
-    reason: str = ""
-    objects: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def label(self) -> str:
-        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
-
-    def as_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "kind": self.kind, "namespace": self.namespace,
-                "name": self.name, "status": self.status, "reason": self.reason or None,
-                "objects": self.objects, "notes": self.notes}
-
-
-@dataclass
-class MigrationReport:
-    workloads: list[WorkloadReport]
-    files: list[FileOutcome]
-    #: new files (the DeviceClasses of --extended-resource-bridge): path -> content
-    new_files: dict[str, bytes] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-
-    def migrated(self) -> list[WorkloadReport]:
-        return [w for w in self.workloads if w.status in ("migrated", "bridged")]
-
-    def skipped(self) -> list[WorkloadReport]:
-        return [w for w in self.workloads if w.status == "skipped"]
-
-    def changed(self) -> list[FileOutcome]:
-        return [f for f in self.files if f.changed]
-
-    @property
-    def failed(self) -> bool:
-        return any(f.failures for f in self.files)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "version": 1,
-            "summary": {"migrated": len(self.migrated()), "skipped": len(self.skipped()),
-                        "files_changed": len(self.changed()) + len(self.new_files),
-                        "failed_files": sum(1 for f in self.files if f.failures)},
-            "workloads": [w.as_json() for w in self.workloads],
-            "files_changed": [f.path for f in self.changed()] + sorted(self.new_files),
-            "failures": [{"path": f.path, "rules": g.rules, "reason": g.reason} for f in self.files
-                         for g in f.failures],
-            "notes": self.notes,
-        }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -687,311 +612,3 @@ class _Planner:
         if isinstance(aff, dict) and len(aff) > 1:
             return [Edit("delete", (*ps.path, "affinity", "nodeAffinity"))]
         return [Edit("delete", (*ps.path, "affinity"))]
-
-
-# ----------------------------------------------------------------------------------------------
-# the extended-resource bridge
-
-
-def _bridge(result: Result, config: Config, opts: MigrateOptions, targets: Sequence[SourceFile],
-            ctx: Context) -> tuple[list[WorkloadReport], dict[str, bytes], list[str]]:
-    lc = lifecycle.for_profile(config.profile)
-    served: dict[str, str] = {}
-    for dc in result.index.of_kind("DeviceClass"):
-        ern = k8s.get(dc.data, "spec", "extendedResourceName")
-        if isinstance(ern, str) and dc.name:
-            served.setdefault(ern, dc.name)
-    for name in sorted(drivers.installed_classes(config.profile)):
-        info = drivers.class_info(name)
-        if info is not None and info.extended_resource_name:
-            served.setdefault(info.extended_resource_name, f"{name} (installed by the driver's Helm chart)")
-    reports: list[WorkloadReport] = []
-    new_classes: dict[str, dict[str, Any]] = {}
-    target_ids = {id(sf) for sf in targets}
-    for obj in result.index.objects:
-        if not obj.target or id(obj.file) not in target_ids:
-            continue
-        uses = usages(obj, ctx)
-        if not uses:
-            continue
-        line = locate(obj.file, obj.doc, (*obj.base_path, "kind")).line
-        rep = WorkloadReport(obj.file.path, line, obj.kind or "?", obj.namespace, obj.name or "?", "bridged")
-        for u in uses:
-            res = u.resource
-            if res.kind == "shared":
-                rep.status, rep.reason = "skipped", (f"`{res.name}` is a shared replica; extended resources backed "
-                                                     "by DRA cannot share devices")
-                break
-            have = served.get(res.name)
-            if have:
-                rep.notes.append(f"`{res.name}` is served by DeviceClass {have}")
-                continue
-            cls_name = k8s.dns_name(f"extended-{_label(res.name.split('/', 1)[-1])}.{res.vendor}")
-            info = drivers.class_info(res.device_class)
-            sel = info.selector if info else f"device.driver == '{res.vendor}'"
-            if res.kind == "mig" and res.dra_profile:
-                sel += f" && device.attributes['{res.vendor}'].profile == '{res.dra_profile}'"
-            api = f"{dra.DRA_GROUP}/v1" if not lc.known or lc.served("v1", "DeviceClass") else \
-                (_claim_api(lc) or (f"{dra.DRA_GROUP}/v1", False))[0]
-            new_classes[cls_name] = {"apiVersion": api, "kind": "DeviceClass", "metadata": {"name": cls_name},
-                                     "spec": {"selectors": [{"cel": {"expression": sel}}],
-                                              "extendedResourceName": res.name}}
-            served[res.name] = cls_name
-            rep.objects.append(f"DeviceClass {cls_name}")
-        reports.append(rep)
-    notes: list[str] = []
-    gate = lc.gate("DRAExtendedResource")
-    if lc.known and gate is None:
-        notes.append(f"Kubernetes {lc.minor} has no DRAExtendedResource: the bridge needs 1.34 or newer")
-    elif gate is not None and not gate.enabled:
-        notes.append(f"enable feature gate DRAExtendedResource ({gate.describe()}) on the API server, scheduler, "
-                     "controller manager and kubelets")
-    if reports:
-        notes.append("a node must not serve the same extended resource through both the device plugin and DRA")
-    files: dict[str, bytes] = {}
-    if new_classes:
-        path = Path(opts.bridge_file)
-        old = path.read_bytes() if path.is_file() else b""
-        have_names = set()
-        if old:
-            for d in load_bytes(str(path), old).documents:
-                name = k8s.get(d.data, "metadata", "name")
-                if isinstance(name, str):
-                    have_names.add(name)
-        text = old.decode("utf-8", "replace")
-        for name, body in new_classes.items():
-            if name in have_names:
-                continue
-            if text and not text.endswith("\n"):
-                text += "\n"
-            text += ("---\n" if text.strip() else "") + emit_document(body, Style())
-        files[str(path)] = text.encode("utf-8")
-    return reports, files, notes
-
-
-# ----------------------------------------------------------------------------------------------
-# running it
-
-
-def migrate_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], config: Config,
-                  opts: MigrateOptions, progress: Callable[[int], None] | None = None) -> MigrationReport:
-    """Plan and apply the migration in memory (nothing is written); gate every changed file."""
-    scan = replace(config, select=["DRA204"], extend_select=[], ignore=[], per_file_ignores={})
-    result = lint_files(list(targets), list(context), scan)
-    ctx = Context(index=result.index, profile=config.profile)
-    if opts.extended_resource_bridge:
-        bridged, new_files, notes = _bridge(result, config, opts, targets, ctx)
-        return MigrationReport(bridged, [FileOutcome(sf.path, sf.raw, sf.raw) for sf in targets], new_files, notes)
-    planner = _Planner(result, config, opts)
-    by_obj = {(f.path, f.doc_index, f.base_path) for f in result.findings if f.rule == "DRA204"}
-    planner.dra204 = {id(o) for o in result.index.objects if (o.file.path, o.doc.index, o.base_path) in by_obj}
-    plans: dict[str, list[PlannedFix]] = defaultdict(list)
-    reports: list[WorkloadReport] = []
-    rep_of: dict[int, WorkloadReport] = {}
-    target_ids = {id(sf) for sf in targets}
-    for obj in result.index.objects:
-        if not obj.target or id(obj.file) not in target_ids:
-            continue
-        pf, rep = planner.plan(obj)
-        if rep is not None:
-            reports.append(rep)
-        if pf is not None and rep is not None:
-            plans[obj.file.path].append(pf)
-            rep_of[id(pf)] = rep
-    outcomes = [FileOutcome(sf.path, sf.raw, sf.raw) for sf in targets]
-    todo = [k for k, sf in enumerate(targets) if plans.get(sf.path)]
-    job = _Job(list(targets), [plans.get(sf.path, []) for sf in targets], config, opts.keep_extended_resources)
-    for done in _run(job, todo, _workers(config, job, todo)):
-        _merge(done, outcomes[done.index], job.plans[done.index], rep_of)
-        if progress is not None:
-            progress(1)
-    if progress is not None:
-        progress(len(targets) - len(todo))
-    return MigrationReport(reports, outcomes)
-
-
-# ----------------------------------------------------------------------------------------------
-# applying the plans, file by file (in worker processes for large inputs)
-
-
-@dataclass
-class _Job:
-    targets: list[SourceFile]
-    plans: list[list[PlannedFix]]
-    config: Config
-    keep_legacy: bool
-
-
-@dataclass
-class _Done:
-    """What happened to one file; plain data, so it can come back from a worker process."""
-
-    index: int
-    after: bytes | None = None
-    failure: str | None = None
-    #: planned-fix position -> why it was not applied
-    skipped: dict[int, str] = field(default_factory=dict)
-    notes: dict[int, list[str]] = field(default_factory=dict)
-    applied: int = 0
-
-
-#: from this many planned workloads on, `migrate` applies them in worker processes
-PARALLEL_MIN_WORKLOADS = 400
-
-
-def _workers(config: Config, job: _Job, todo: list[int]) -> int:
-    if config.jobs is not None and config.jobs > 0:
-        return max(1, min(config.jobs, len(todo)))
-    if sum(len(job.plans[k]) for k in todo) < PARALLEL_MIN_WORKLOADS or len(todo) < 4:
-        return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, len(todo) // 2))
-
-
-_JOB: _Job | None = None
-
-
-def _run(job: _Job, todo: list[int], workers: int) -> Iterator[_Done]:
-    global _JOB
-    if workers <= 1 or "fork" not in mp.get_all_start_methods():
-        for k in todo:
-            yield _apply_file(job, k)
-        return
-    _JOB = job  # the forked workers inherit the loaded files and the plans without pickling them
-    try:
-        with mp.get_context("fork").Pool(workers) as pool:
-            yield from pool.imap_unordered(_apply_in_worker, todo, chunksize=max(1, len(todo) // (workers * 8)))
-    finally:
-        _JOB = None
-
-
-def _apply_in_worker(k: int) -> _Done:
-    assert _JOB is not None
-    return _apply_file(_JOB, k)
-
-
-def _apply_file(job: _Job, k: int) -> _Done:
-    """Apply one file's plans, gate the result and re-check it; the original file object is not changed."""
-    sf, planned = job.targets[k], job.plans[k]
-    pos = {id(pf): i for i, pf in enumerate(planned)}
-    done = _Done(k)
-    pr = apply_pass(sf, planned, Applicability.UNSAFE)
-    for sk in [*pr.skipped, *pr.failures]:
-        done.skipped[pos[id(sk.fix)]] = f"the document cannot be edited safely: {sk.reason}"
-    for pf in pr.deferred:  # two workloads of one `kind: List` document touching the same place
-        done.skipped[pos[id(pf)]] = "another workload's change in this document overlaps; run migrate again"
-    if pr.failures:
-        done.failure = pr.failures[0].reason
-        return done
-    if not pr.applied:
-        return done
-    for pf in pr.applied:
-        if id(pf) in pr.notes:
-            done.notes[pos[id(pf)]] = pr.notes[id(pf)]
-    new = load_bytes(sf.path, (b"\xef\xbb\xbf" if sf.bom else b"") + pr.text.encode("utf-8"),
-                     limits_for(job.config))
-    origin: list[int | None] = []
-    for d in range(len(sf.documents)):
-        origin.append(d)
-        origin.extend([None] * pr.inserted.get(d, 0))
-    why = verify(sf, new, origin, pr.touched) or _recheck(new, job, {pf.label for pf in pr.applied}, origin)
-    if why:
-        done.failure = why
-        return done
-    done.after = new.raw
-    done.applied = len(pr.applied)
-    return done
-
-
-def _recheck(new: SourceFile, job: _Job, migrated: set[str], origin: Sequence[int | None]) -> str | None:
-    """Migrated workloads must have no legacy findings left, and the new objects no errors.
-
-    Only the documents this run inserted (``origin`` None) are held to "no errors": claims and templates
-    that were already in the file keep whatever problems they had (``dralint check`` reports those), and
-    the migration never points a pod at one of them unless its spec equals the one it would have written.
-    """
-    scan = replace(job.config, select=[*LEGACY_RULES, "DRA10"], extend_select=[], ignore=[], per_file_ignores={},
-                   jobs=1)
-    for f in lint_files([new], [], scan).findings:
-        ref = f.object
-        if ref is None:
-            continue
-        if f.rule in LEGACY_RULES and not job.keep_legacy and ref.label() in migrated:
-            return f"{ref.label()} still has {f.rule} after migrating: {f.message}"
-        inserted = 0 <= f.doc_index < len(origin) and origin[f.doc_index] is None
-        if inserted and f.rule.startswith("DRA10") and int(f.severity) >= 3 and \
-                ref.kind in ("ResourceClaimTemplate", "ResourceClaim"):
-            return f"the new {ref.label()} is invalid ({f.rule}): {f.message}"
-    return None
-
-
-def _merge(done: _Done, outcome: FileOutcome, planned: list[PlannedFix],
-           rep_of: dict[int, WorkloadReport]) -> None:
-    for i, reason in done.skipped.items():
-        rep = rep_of.get(id(planned[i]))
-        if rep is not None:
-            rep.status, rep.reason, rep.objects = "skipped", reason, []
-    for i, notes in done.notes.items():
-        rep = rep_of.get(id(planned[i]))
-        if rep is not None:
-            rep.notes.extend(notes)
-    if done.failure:
-        outcome.failures.append(GateFailure(["migrate"], done.failure))
-        for pf in planned:
-            rep = rep_of.get(id(pf))
-            if rep is not None and rep.status == "migrated":
-                rep.status, rep.reason, rep.objects = "skipped", f"the result failed a check: {done.failure}", []
-        return
-    if done.after is not None:
-        outcome.after = done.after
-        outcome.applied["migrate"] = done.applied
-
-
-def migrate_paths(paths: Sequence[str], config: Config, opts: MigrateOptions, context: Sequence[str] = (),
-                  stdin: tuple[str, bytes] | None = None, follow_symlinks: bool = False,
-                  progress: Callable[[int], None] | None = None,
-                  on_loaded: Callable[[int], None] | None = None) -> MigrationReport:
-    targets, missing = load_paths(paths, config, follow_symlinks)
-    if stdin is not None:
-        targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
-    if on_loaded is not None:
-        on_loaded(len(targets))
-    ctx: list[SourceFile] = []
-    if context:
-        names = {str(Path(sf.path).resolve()) for sf in targets}
-        ctx_files, _ = load_paths(context, config, follow_symlinks)
-        ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
-    report = migrate_files(targets, ctx, config, opts, progress)
-    report.missing = missing
-    return report
-
-
-def parse_class_map(values: Sequence[str]) -> dict[str, str]:
-    """``--device-class-map``: ``FROM=TO`` pairs (comma-separated, repeatable) or a YAML mapping file."""
-    out: dict[str, str] = {}
-    for v in values:
-        p = Path(v)
-        if "=" not in v and p.is_file():
-            import yaml
-
-            data = yaml.safe_load(p.read_text(encoding="utf-8"))
-            if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(x, str)
-                                                     for k, x in data.items()):
-                raise ValueError(f"{v}: expected a mapping of device class names")
-            out.update(data)
-            continue
-        for pair in v.split(","):
-            if not pair.strip():
-                continue
-            src, sep, dst = pair.partition("=")
-            if not sep or not src.strip() or not dst.strip():
-                raise ValueError(f"--device-class-map expects FROM=TO, got {pair!r}")
-            out[src.strip()] = dst.strip()
-    return out
-
-
-__all__ = ["MigrateOptions", "MigrationReport", "WorkloadReport", "migrate_files",
-           "migrate_paths", "parse_class_map"]
