@@ -1,4 +1,4 @@
-"""``dralint fix`` and ``dralint check --fix``: apply recorded fixes, verified, atomically.
+"""The fix run behind ``dralint fix`` and ``dralint check --fix``: apply recorded fixes, verified, atomically.
 
 Exit codes follow ruff and pre-commit: 0 nothing changed and nothing left at or above ``--fail-on``;
 1 files were changed (or would be, with ``--diff``) or findings remain; 2 usage error or a fix that
@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from dralint.cli.options import build_run_config, report_problems, use_color
 from dralint.engine.config import ConfigError
 from dralint.fix.loop import FixRun, fix_paths
 from dralint.fix.write import atomic_write, unified_diff
@@ -26,8 +27,6 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
             fmt: str = "text", fail_on: str | None = None, exit_zero: bool = False, color: str = "auto",
             output: str | None = None, statistics: bool = False) -> int:
     """The body of ``fix`` / ``check --fix``; returns the exit code."""
-    from dralint.cli import build_run_config, report_problems, use_color
-
     try:
         cfg = build_run_config(kw)
     except ConfigError as e:
@@ -103,29 +102,3 @@ def _write(run: FixRun, diff: bool, stdin_name: str | None) -> bool:
             continue
         click.echo(fo.summary(), err=True)
     return failed
-
-
-def command() -> click.Command:
-    from dralint.cli import common_lint_options
-
-    @click.command("fix")
-    @click.argument("paths", nargs=-1, type=click.Path())
-    @common_lint_options
-    @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that change behaviour.")
-    @click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
-    @click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]),
-                  help="Lowest severity of a remaining finding that makes the exit code 1 (default: warning).")
-    @click.option("--exit-zero", is_flag=True, help="Exit 0 when only findings remain (changes still exit 1).")
-    @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-    def fix(paths: tuple[str, ...], unsafe_fixes: bool, diff: bool, fail_on: str | None, exit_zero: bool,
-            color: str, **kw: Any) -> None:
-        """Apply fixes to manifests (files, directories, or - for stdin: fixed text on stdout).
-
-        Safe fixes by default; --unsafe-fixes adds the ones that change behaviour. A file is written
-        only if every fix in it re-parses, leaves untouched documents byte-identical and keeps object
-        identities; Helm-rendered documents are never rewritten.
-        """
-        sys.exit(run_fix(paths, kw, unsafe=unsafe_fixes, diff=diff, fail_on=fail_on, exit_zero=exit_zero,
-                         color=color))
-
-    return fix

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from dralint.cli.options import build_run_config, common_lint_options  # the same config as `check`
 from dralint.engine.config import ConfigError
 from dralint.fix.write import atomic_write, unified_diff
 from dralint.migrate.records import MigrateOptions, MigrationReport, WorkloadReport
@@ -56,8 +57,6 @@ def render_text(report: MigrationReport, would: bool) -> str:
 
 
 def command() -> click.Command:
-    from dralint.cli import common_lint_options
-
     @click.command("migrate")
     @click.argument("paths", nargs=-1, type=click.Path())
     @common_lint_options
@@ -104,8 +103,6 @@ class MigrateArgs:
 
 
 def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> int:
-    from dralint.cli import build_run_config, report_problems  # noqa: F401 - the same config as `check`
-
     try:
         cfg = build_run_config(kw)
         class_map = parse_class_map(a.class_map)
