@@ -152,16 +152,17 @@ def add_summary(index: Index, display: str, summary: FileSummary, target: bool,
     """Add a file to the index from its summary (objects in file order, as `Index.add_file` would)."""
     sf = SourceFile(path=display, raw=b"")
     index.files.append(sf)
-    docs = {i: Document(i, None, 0, 0, src) for i, src in summary.docs}
+    docs = {d.doc: Document(d.doc, None, 0, 0, d.source) for d in summary.docs}
     sf.documents = list(docs.values())
-    for doc_i, base, api, kind, name, ns, data, _ in summary.objects:
-        index.add(RemoteObject(sf, docs[doc_i], tuple(base), [api, kind, name, ns], data, loader, target))
-    for doc_i, data, keep in summary.values:
-        index.values.append(RemoteValues(sf, docs[doc_i], data, keep, loader, target))
+    for o in summary.objects:
+        index.add(RemoteObject(sf, docs[o.doc], o.base_path, [o.api_version, o.kind, o.name, o.namespace], o.data,
+                               loader, target))
+    for v in summary.values:
+        index.values.append(RemoteValues(sf, docs[v.doc], v.data, v.carried, loader, target))
 
 
 # ----------------------------------------------------------------------------------------------
-# paths on disk: read, summarise (or take summaries from the cache), parse targets, lint
+# the files of a run, read but not parsed yet
 
 
 @dataclass

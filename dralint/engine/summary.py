@@ -7,11 +7,13 @@ worker processes exchange."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from dralint.inputs.index import K8sObject, ValuesDoc, objects_of
 from dralint.inputs.load import SourceFile
 from dralint.knowledge import k8s
+from dralint.model import JsonPath
 
 #: kinds whose full data travels in a summary, because rules look them up from other objects
 #: (claims and templates by name, device classes, ComputeDomains, device-plugin DaemonSets).
@@ -46,44 +48,79 @@ class Blob:
         return json.loads(self.buf[self.start : self.end])
 
 
+class SummaryDoc(NamedTuple):
+    """A document that holds objects or values: its index in the file and its Helm ``# Source:``."""
+
+    doc: int
+    source: str | None
+
+
+class SummaryObject(NamedTuple):
+    """One object: where it is in its file, its identity, and its data when `carried`.
+
+    ``data`` is the live value (just parsed), a `Blob` (read back from the cache), or None when the
+    object is not carried: a rule that reads it then loads the file again (`dralint.engine.lazy`).
+    """
+
+    doc: int
+    base_path: JsonPath
+    api_version: str | None
+    kind: str | None
+    name: str | None
+    namespace: str | None
+    data: Any
+    carried: bool
+
+
+class SummaryValues(NamedTuple):
+    """A document that is not a Kubernetes object (Helm values, plugin configs); ``data`` as in
+    `SummaryObject`, carried up to `CARRIED_VALUES_CHARS` characters."""
+
+    doc: int
+    data: Any
+    carried: bool
+
+
+@dataclass(frozen=True, slots=True)
 class FileSummary:
     """A file's contribution to the index, without its parse tree.
 
-    ``docs``: [document index, Helm source]; ``objects``: [document index, base path, apiVersion,
-    kind, name, namespace, data, carried]; ``values``: [document index, data, carried]. ``data`` is
-    the live value (just parsed), a `Blob` (read back), or None when not carried.
+    Stored form (`to_bytes`, `SUMMARY_FORMAT`): one line of JSON with everything but the data, then
+    the carried data as JSON texts one after another, so that reading a summary decodes identities
+    only; data is decoded when a rule asks for it (most context objects are never looked at). In the
+    first line each record is a list of its fields in declaration order, with the data replaced by
+    the ``[start, end]`` byte range of its text after the line (null when not carried).
 
-    Stored form: one line of JSON (everything but the data), then the carried data as JSON texts
-    one after another, so that reading a summary decodes identities only; data is decoded when a
-    rule asks for it (most context objects are never looked at).
+    The records are typed named tuples rather than frozen dataclasses: `from_bytes` builds one per
+    object of every cached file, and a frozen dataclass's ``__init__`` made that loop (and the warm
+    pre-commit run) measurably slower; fields are read by name only.
     """
 
-    __slots__ = ("docs", "objects", "values")
-
-    def __init__(self, docs: list[list[Any]], objects: list[list[Any]], values: list[list[Any]]) -> None:
-        self.docs, self.objects, self.values = docs, objects, values
+    docs: tuple[SummaryDoc, ...]
+    objects: tuple[SummaryObject, ...]
+    values: tuple[SummaryValues, ...]
 
     @classmethod
     def of(cls, sf: SourceFile) -> FileSummary:
-        docs: list[list[Any]] = []
-        objects: list[list[Any]] = []
-        values: list[list[Any]] = []
+        docs: list[SummaryDoc] = []
+        objects: list[SummaryObject] = []
+        values: list[SummaryValues] = []
         for doc in sf.documents:
             if doc.skip:
                 continue
             units = objects_of(sf, doc, False)
             if not units:
                 continue
-            docs.append([doc.index, doc.source])
+            docs.append(SummaryDoc(doc.index, doc.source))
             for u in units:
                 if isinstance(u, ValuesDoc):
                     keep = doc.end - doc.start <= CARRIED_VALUES_CHARS
-                    values.append([doc.index, u.data if keep else None, keep])
+                    values.append(SummaryValues(doc.index, u.data if keep else None, keep))
                 else:
                     keep = carried(u)
-                    objects.append([doc.index, list(u.base_path), u.api_version, u.kind, u.name, u.namespace,
-                                    u.data if keep else None, keep])
-        return cls(docs, objects, values)
+                    objects.append(SummaryObject(doc.index, u.base_path, u.api_version, u.kind, u.name, u.namespace,
+                                                 u.data if keep else None, keep))
+        return cls(tuple(docs), tuple(objects), tuple(values))
 
     def to_bytes(self) -> bytes:
         blobs: list[bytes] = []
@@ -103,9 +140,10 @@ class FileSummary:
 
         head = {
             "format": SUMMARY_FORMAT,
-            "docs": self.docs,
-            "objects": [[*o[:6], ref(o[6], o[7]), o[7]] for o in self.objects],
-            "values": [[v[0], ref(v[1], v[2]), v[2]] for v in self.values],
+            "docs": [[d.doc, d.source] for d in self.docs],
+            "objects": [[o.doc, o.base_path, o.api_version, o.kind, o.name, o.namespace, ref(o.data, o.carried),
+                         o.carried] for o in self.objects],
+            "values": [[v.doc, ref(v.data, v.carried), v.carried] for v in self.values],
         }
         return b"".join([json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), b"\n", *blobs])
 
@@ -123,43 +161,54 @@ class FileSummary:
                 return None
             body = data[nl + 1 :]
             size = len(body)
-            docs, objects, values = head["docs"], head["objects"], head["values"]
+            docs: list[SummaryDoc] = []
+            objects: list[SummaryObject] = []
+            values: list[SummaryValues] = []
             ids = set()
-            for d in docs:
-                if len(d) != 2 or d[0].__class__ is not int or not (d[1] is None or d[1].__class__ is str):
+            for d in head["docs"]:
+                if len(d) != 2:
                     return None
-                ids.add(d[0])
-            for o in objects:
-                if len(o) != 8 or o[0] not in ids:
+                doc, source = d
+                if doc.__class__ is not int or not (source is None or source.__class__ is str):
                     return None
-                for x in (o[2], o[3], o[4], o[5]):
+                ids.add(doc)
+                docs.append(SummaryDoc(doc, source))
+            for o in head["objects"]:
+                if len(o) != 8:
+                    return None
+                doc, base, api, kind, name, ns, r, keep = o
+                if doc not in ids:
+                    return None
+                for x in (api, kind, name, ns):
                     if x is not None and x.__class__ is not str:
                         return None
-                base = o[1]
                 if base:
                     if any(x.__class__ is not str and x.__class__ is not int for x in base):
                         return None
-                    o[1] = tuple(base)
+                    base = tuple(base)
                 else:
-                    o[1] = ()
-                r = o[6]
+                    base = ()
+                blob = None
                 if r is not None:
                     if r[0].__class__ is not int or r[1].__class__ is not int or not 0 <= r[0] <= r[1] <= size:
                         return None
-                    o[6] = Blob(body, r[0], r[1])
-                o[7] = o[7] is True
-            for v in values:
-                if len(v) != 3 or v[0] not in ids:
+                    blob = Blob(body, r[0], r[1])
+                objects.append(SummaryObject(doc, base, api, kind, name, ns, blob, keep is True))
+            for v in head["values"]:
+                if len(v) != 3:
                     return None
-                r = v[1]
+                doc, r, keep = v
+                if doc not in ids:
+                    return None
+                blob = None
                 if r is not None:
                     if r[0].__class__ is not int or r[1].__class__ is not int or not 0 <= r[0] <= r[1] <= size:
                         return None
-                    v[1] = Blob(body, r[0], r[1])
-                v[2] = v[2] is True
+                    blob = Blob(body, r[0], r[1])
+                values.append(SummaryValues(doc, blob, keep is True))
         except (ValueError, TypeError, LookupError, AttributeError, RecursionError):
             return None
-        return cls(docs, objects, values)
+        return cls(tuple(docs), tuple(objects), tuple(values))
 
 
 def summarize(sf: SourceFile) -> FileSummary:
