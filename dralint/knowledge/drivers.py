@@ -21,6 +21,7 @@ from functools import cache
 from typing import Any, Literal
 
 from dralint.knowledge import k8s
+from dralint.knowledge import quantity as quantities
 from dralint.knowledge.catalog import load_data, schemas_dir
 from dralint.knowledge.profile import ClusterProfile, ProfileError
 
@@ -553,31 +554,24 @@ def describe(v: Any) -> str:
     return type(v).__name__
 
 
-_QTY = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?")
-_SUFFIX = {"": Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
-           "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12),
-           "P": Fraction(10**15), "E": Fraction(10**18), "Ki": Fraction(2**10), "Mi": Fraction(2**20),
-           "Gi": Fraction(2**30), "Ti": Fraction(2**40), "Pi": Fraction(2**50), "Ei": Fraction(2**60)}
 
 
 def parse_quantity(v: Any) -> Fraction | None:
-    """A Kubernetes quantity (string or number) as an exact number; None when it does not parse."""
+    """A driver parameter read as a Kubernetes quantity (string or number), exactly; None when it does
+    not parse. The text is trimmed first, as decoding a quantity from JSON does; a number is read from
+    its shortest text, as the driver would receive it (`dralint.knowledge.quantity` does the parsing)."""
     if isinstance(v, bool):
         return None
     if isinstance(v, int):
         return Fraction(v)
     if isinstance(v, float):
-        return Fraction(str(v))
+        v = str(v)
     if not isinstance(v, str):
         return None
-    m = _QTY.fullmatch(v.strip())
-    if not m:
+    try:
+        return Fraction(quantities.parse_quantity(v.strip()))
+    except quantities.QuantityError:
         return None
-    num = Fraction(m.group(1))
-    suf = m.group(2) or ""
-    if suf[:1] in ("e", "E") and len(suf) > 1:
-        return num * Fraction(10) ** int(suf[1:])
-    return num * _SUFFIX[suf]
 
 
 class _Validator:
@@ -705,7 +699,7 @@ class _Validator:
         unit = spec.get("floor")
         value = q
         if unit:
-            step = _SUFFIX[str(unit)]
+            step = Fraction(quantities.parse_quantity(f"1{unit}"))
             value = (q // step) * step
         if lo_q is not None and value < lo_q:
             floored = f" (the driver rounds it down to whole {unit}B)" if unit else ""
