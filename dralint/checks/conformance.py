@@ -17,7 +17,6 @@ DRA104 likewise skips the ``exactly``/``firstAvailable`` union check for request
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from dralint.inputs.index import CLAIMS, K8sObject
 from dralint.knowledge import k8s, lifecycle, schema
 from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
+from dralint.suggest import closest
 
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 DRA_KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule",
@@ -90,10 +90,8 @@ def _lc(ctx: Context) -> Lifecycle:
 
 
 def _suggest(value: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(value, options, n=1, cutoff=0.6)
-    if not close:
-        close = [o for o in options if o.lower() == value.lower()]
-    return f"; did you mean `{close[0]}`?" if close else ""
+    close = closest(value, options, cutoff=0.6) or next((o for o in options if o.lower() == value.lower()), None)
+    return f"; did you mean `{close}`?" if close else ""
 
 
 def _flat_fields() -> list[str]:

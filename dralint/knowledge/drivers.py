@@ -12,7 +12,6 @@ empty list every known driver is assumed at the data's ``newest`` release with i
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from dralint.knowledge import k8s
 from dralint.knowledge import quantity as quantities
 from dralint.knowledge.catalog import load_data, schemas_dir
 from dralint.knowledge.profile import ClusterProfile, ProfileError
+from dralint.suggest import closest
 
 STANDARD_DOMAIN = "resource.kubernetes.io"
 
@@ -291,8 +291,8 @@ def _check_gate(data: DriverData, release: str, driver: str, gate: str) -> None:
                            f"remove `{gate}` from its feature-gates")
     d = data.gate_defs.get(gate)
     if d is None:
-        near = difflib.get_close_matches(gate, list(data.gate_defs), n=1)
-        hint = f" (did you mean {near[0]}?)" if near else f"; known: {', '.join(data.gate_defs)}"
+        near = closest(gate, list(data.gate_defs), cutoff=0.6)
+        hint = f" (did you mean {near}?)" if near else f"; known: {', '.join(data.gate_defs)}"
         raise ProfileError(f"{driver}: unknown driver feature gate {gate!r}{hint}")
     if not data.present(d, release):
         raise ProfileError(f"{driver} {release}: driver feature gate {gate!r} does not exist in this release "
@@ -594,9 +594,9 @@ class _Validator:
                 continue
             spec = fields.get(k)
             if not isinstance(spec, dict):
-                near = difflib.get_close_matches(k, list(fields), n=1, cutoff=0.6) or [
-                    f for f in fields if f.lower() == k.lower()]
-                hint = f" (did you mean `{near[0]}`?)" if near else (
+                near = closest(k, list(fields), cutoff=0.6) or next(
+                    (f for f in fields if f.lower() == k.lower()), None)
+                hint = f" (did you mean `{near}`?)" if near else (
                     f" (known: {', '.join(f'`{f}`' for f in fields if data.present(fields[f], rel))})"
                     if fields else " (it takes no fields)")
                 self.out.issues.append(Issue(
@@ -748,8 +748,8 @@ def validate_opaque(profile: ClusterProfile, driver: str, parameters: Any) -> Op
     spec = kinds.get(kind)
     if not isinstance(spec, dict):
         legacy_repl = (data.raw.get("legacy-config-kinds") or {}).get(kind)
-        near = [str(legacy_repl)] if legacy_repl else difflib.get_close_matches(kind, own, n=1)
-        hint = f" (did you mean `{near[0]}`?)" if near else ""
+        near = str(legacy_repl) if legacy_repl else closest(kind, own, cutoff=0.6)
+        hint = f" (did you mean `{near}`?)" if near else ""
         out.issues.append(Issue(("kind",), f"`{kind}` is not a config kind of {driver} {rel}{hint}; it takes "
                                            f"{', '.join(f'`{k}`' for k in own)}"))
         return out

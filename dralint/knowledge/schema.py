@@ -14,7 +14,6 @@ structured error kind, and validates these objects ~47x faster than the pure-Pyt
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import jsonschema_rs
 
 from dralint.knowledge.catalog import load_data, schemas_dir
 from dralint.model import JsonPath
+from dralint.suggest import closest
 
 STORE = "kubernetes/openapi/defs.json"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -267,10 +267,10 @@ def _unknown(ks: KindSchema, schema_path: tuple[str | int, ...], path: JsonPath,
     hint = ((_hints().get("unknown_fields") or {}).get(type_name) or {}).get(key)
     suggestion = ""
     if not hint:
-        same_case = [p for p in props if p.lower() == key.lower()]
-        close = same_case or difflib.get_close_matches(key, props, n=1, cutoff=0.75)
+        same_case = next((p for p in props if p.lower() == key.lower()), None)
+        close = same_case or closest(key, props, cutoff=0.75)
         if close:
-            suggestion = f"; did you mean `{close[0]}`?"
+            suggestion = f"; did you mean `{close}`?"
     text = (f"unknown field `{key}` in `{where(path)}`"
             f"{f' ({type_name})' if type_name else ''}: the API server rejects it under strict field validation "
             f"(kubectl's default) and silently drops it otherwise{suggestion}")
