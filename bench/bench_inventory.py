@@ -28,10 +28,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dralint import inventory as invmod
-from dralint.index import Index
-from dralint.load import load_bytes
-from dralint.profile import ClusterProfile
+from dralint.cel import inventory as invmod
+from dralint.inputs.index import Index
+from dralint.inputs.load import load_bytes
+from dralint.knowledge.profile import ClusterProfile
 
 PRODUCTS = [
     ("NVIDIA A100-SXM4-80GB", "Ampere", "80Gi", "8.0.0"), ("NVIDIA A100-SXM4-40GB", "Ampere", "40Gi", "8.0.0"),

@@ -7,7 +7,7 @@
 with the same memoised tag resolver dralint uses, plus a minimal walk that turns nodes into dicts and
 lists holding the start and end offset of every key and value, i.e. the cheapest parse that still
 lets a linter point at a line and column. ``compose-stock`` is the same with PyYAML's own resolver.
-``dralint``: `dralint.load.load_bytes`, dralint's own loader (decode, template scan, YAML 1.1 scalars,
+``dralint``: `dralint.inputs.load.load_bytes`, dralint's own loader (decode, template scan, YAML 1.1 scalars,
 duplicate keys, limits), for comparison.
 
 ``--workers N`` > 1 parses in a fork pool, files handed out in chunks, only counts sent back (as a
@@ -30,7 +30,7 @@ except ImportError:  # pragma: no cover - PyYAML without libyaml
     from yaml import SafeLoader as StockLoader  # type: ignore[assignment]
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
-from dralint.load import COMPOSE_LOADER
+from dralint.inputs.load import COMPOSE_LOADER
 
 _MAP, _SEQ = yaml.MappingNode, yaml.SequenceNode
 
@@ -100,7 +100,7 @@ def parse_compose(raw: bytes, loader: Any = COMPOSE_LOADER) -> int:
 
 
 def parse_dralint(raw: bytes) -> int:
-    from dralint.load import load_bytes
+    from dralint.inputs.load import load_bytes
 
     return len(load_bytes("x.yaml", raw).documents)
 

@@ -15,7 +15,7 @@ Every ``--progress`` seconds (default 60) a line gives the inputs run so far, th
 resident memory (current and peak), so that a long run shows whether memory stays flat.
 
 Memory: the harness runs a full garbage collection every GC_EVERY seconds. Each ``lint_files``
-call (``dralint.engine.quiet_gc``) freezes every object alive at that moment, garbage included, and
+call (``dralint.engine.memory.quiet_gc``) freezes every object alive at that moment, garbage included, and
 ``gc.freeze`` resets the generation counters; on ``unfreeze`` those objects land in the oldest
 generation, which the automatic collector then almost never examines. Hypothesis leaves cyclic
 garbage behind for every input (measured ~110 KB per structured input, ~25 KB per byte input:

@@ -19,11 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dralint.config import build_config
-from dralint.engine import Input, limits_for, quiet_gc, trees_built
-from dralint.files import discover
-from dralint.index import Index
-from dralint.registry import load_checks
+from dralint.checks.registry import load_checks
+from dralint.engine.config import build_config
+from dralint.engine.lazy import Input
+from dralint.engine.memory import quiet_gc, trees_built
+from dralint.engine.runner import limits_for
+from dralint.inputs.files import discover
+from dralint.inputs.index import Index
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     for code, impl in list(registry.items()):
         registry[code] = dataclasses.replace(impl, fn=timed(code, impl.fn))
 
-    from dralint.engine import _Runner
+    from dralint.engine.runner import _Runner
 
     limits = limits_for(config)
     with quiet_gc():

@@ -1,3 +1,3 @@
-from dralint.cli import entry
+from dralint.cli.app import entry
 
 entry()

@@ -7,7 +7,7 @@
 Profile and configuration keywords are the `.dralint.yaml` keys with underscores:
 ``kubernetes_version``, ``feature_gates``, ``runtime_config``, ``drivers``, ``inventory``,
 ``select``, ``ignore``, ``extend_select``, ``severity``, ``rules``… They are validated like a
-configuration file (a bad key raises `dralint.config.ConfigError`).
+configuration file (a bad key raises `dralint.engine.config.ConfigError`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dralint.config import Config, build_config
-from dralint.engine import limits_for, lint_files
-from dralint.load import load_bytes
+from dralint.engine.config import Config, build_config
+from dralint.engine.runner import limits_for, lint_files
+from dralint.inputs.load import load_bytes
 from dralint.model import Finding
 
 __all__ = ["FixError", "fix_text", "lint_text"]
@@ -54,7 +54,7 @@ def lint_text(text: str | bytes, *, path: str = "-", context: Mapping[str, str |
 def fix_text(text: str | bytes, unsafe: bool = False, *, path: str = "-",
              context: Mapping[str, str | bytes] | None = None, **options: Any) -> str:
     """The text with the fixes applied (safe ones, or all with ``unsafe=True``); raises `FixError`."""
-    from dralint.fixer import fix_files
+    from dralint.fix.loop import fix_files
 
     cfg = _config(options)
     limits = limits_for(cfg)

@@ -1,7 +1,7 @@
 """The small data types every part of dralint shares.
 
 Rules yield `Violation`s that point into an object with a *path*; the engine turns each one into a
-`Finding` with a file position (through `dralint.locate`). Fixes are data (`Fix` of `Edit`s), so the
+`Finding` with a file position (through `dralint.inputs.locate`). Fixes are data (`Fix` of `Edit`s), so the
 fixer can inspect, order and verify them before anything is written.
 """
 
@@ -163,3 +163,37 @@ class Finding:
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.span.line, self.span.column, self.rule)
+
+
+class ConfigError(ValueError):
+    """Invalid configuration or options (exit code 2).
+
+    Defined here rather than in `dralint.engine.config` (which re-exports it) because input
+    preparation below the engine (Helm/kustomize rendering) refuses bad options with it too."""
+
+
+# ----------------------------------------------------------------------------------------------
+# plain data: what the values of edits and parsed documents mean (shared by fixes, rules and migrate)
+
+
+def to_plain(v: Any) -> Any:
+    """Located or ruamel data to plain dicts/lists (aliases become copies)."""
+    if isinstance(v, dict):
+        return {str(k) if not isinstance(k, str) else k: to_plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [to_plain(x) for x in v]
+    return v
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality that tells ``True`` from ``1`` (YAML does)."""
+    if type(a) is not type(b):
+        if isinstance(a, str) and isinstance(b, str):
+            return str(a) == str(b)
+        if not (isinstance(a, dict) and isinstance(b, dict)) and not (isinstance(a, list) and isinstance(b, list)):
+            return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)

@@ -1,8 +1,11 @@
-"""Did-you-mean hints: the known name closest to a misspelt one.
+"""Did-you-mean hints: the known name closest to a misspelt one, for every hint dralint gives.
 
-Hints are attached to findings such as "ResourceClaimTemplate `x` is not defined", and a large
-repository holds thousands of names per namespace; the similarity runs in C (rapidfuzz's indel
-ratio, the same measure as difflib's ratio but without its per-pair Python overhead).
+Field names in schemas, enum values, CEL identifiers and functions, attribute domains and names,
+driver feature gates, config kinds and fields, and the claims and templates of a repository all go
+through `closest`. The similarity is rapidfuzz's indel ratio (2 × longest common subsequence / total
+length, in C: a large repository holds thousands of names per namespace). It differs from difflib's
+ratio only in being exact where difflib's block matching is greedy (``rqecsts`` is 80 % like
+``requests``; difflib finds 67 %), and a tie goes to the first option given.
 """
 
 from __future__ import annotations

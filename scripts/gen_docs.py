@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from dralint.docs import all_rules, rule_markdown, rules_table
+from dralint.report.docs import all_rules, rule_markdown, rules_table
 
 
 def generate(out: Path) -> list[Path]:

@@ -16,7 +16,7 @@ What is written (all of it deterministic: running the script twice gives identic
 - ``schemas/kubernetes/<minor>/index.json`` — for one minor: ``kinds`` maps
   ``<apiVersion>/<Kind>`` (``resource.k8s.io/v1/ResourceClaim``, ``v1/PodSpec``) to the root
   definition name, and ``defs`` maps every definition name that minor needs to its hash in the
-  store. `dralint.schema` assembles a self-contained schema per kind from these two files.
+  store. `dralint.knowledge.schema` assembles a self-contained schema per kind from these two files.
 
 Covered: every kind of the ``resource.k8s.io`` group that each minor's OpenAPI lists, in every
 version (except the ``*List``, ``DeleteOptions`` and ``WatchEvent`` envelopes), plus

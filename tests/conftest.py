@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from dralint.config import build_config
-from dralint.engine import Result, lint_files
-from dralint.load import load_bytes
+from dralint.engine.config import build_config
+from dralint.engine.runner import Result, lint_files
+from dralint.inputs.load import load_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 RULES = REPO / "rules"

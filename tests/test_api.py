@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import dralint
-from dralint import fixer
-from dralint.config import ConfigError
+from dralint.engine.config import ConfigError
+from dralint.fix import loop
 from dralint.model import Applicability, Edit, Fix, Severity
 
 from .conftest import RULES
@@ -58,7 +58,7 @@ def test_fix_text_keeps_bytes_it_does_not_fix() -> None:
 
 
 def test_fix_text_raises_when_a_gate_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = fixer.lint_files
+    real = loop.lint_files
 
     def lint(targets, context, config):  # type: ignore[no-untyped-def]
         res = real(targets, context, config)
@@ -67,7 +67,7 @@ def test_fix_text_raises_when_a_gate_fails(monkeypatch: pytest.MonkeyPatch) -> N
                 f.fix = Fix("rename the pod", Applicability.SAFE, (Edit("set", ("metadata", "name"), value="x"),))
         return res
 
-    monkeypatch.setattr(fixer, "lint_files", lint)
+    monkeypatch.setattr(loop, "lint_files", lint)
     with pytest.raises(dralint.FixError) as err:
         dralint.fix_text(SOURCE, select=["DRA309"])
     assert err.value.rules == ["DRA309"]

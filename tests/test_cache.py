@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
-from dralint.cache import SummaryCache
 from dralint.cli import main
-from dralint.config import DEFAULT_EXCLUDES, build_config
-from dralint.engine import FileSummary, Result, lint_paths, summarize
-from dralint.files import discover
-from dralint.load import load_bytes
+from dralint.engine.cache import SummaryCache
+from dralint.engine.config import build_config
+from dralint.engine.pipeline import lint_paths
+from dralint.engine.runner import Result
+from dralint.engine.summary import FileSummary, SummaryObject, SummaryValues, summarize
+from dralint.inputs.files import DEFAULT_EXCLUDES, discover
+from dralint.inputs.load import load_bytes
 from tests.test_parallel import canonical
 
 POD = """apiVersion: v1
@@ -165,18 +167,36 @@ def test_key_depends_on_content_and_limits(tmp_path: Path) -> None:
 def test_summary_carries_lookups_and_defers_the_rest() -> None:
     sf = load_bytes("x.yaml", (TEMPLATE + "---\n" + SERVICE + "---\nfoo: bar\n").encode())
     s = summarize(sf)
-    kinds = {o[3]: o for o in s.objects}
-    assert kinds["ResourceClaimTemplate"][6]["spec"]["spec"]["devices"]["requests"][0]["name"] == "gpu"
-    assert kinds["Service"][6] is None and kinds["Service"][4:6] == ["svc", "ml"]
-    assert s.values == [[2, {"foo": "bar"}, True]]
+    kinds = {o.kind: o for o in s.objects}
+    assert kinds["ResourceClaimTemplate"].data["spec"]["spec"]["devices"]["requests"][0]["name"] == "gpu"
+    svc = kinds["Service"]
+    assert svc.data is None and not svc.carried and (svc.name, svc.namespace) == ("svc", "ml")
+    assert s.values == (SummaryValues(2, {"foo": "bar"}, True),)
     back = FileSummary.from_bytes(s.to_bytes())
     assert back is not None
-    assert [o[:6] for o in back.objects] == [[o[0], tuple(o[1]), *o[2:6]] for o in s.objects]
-    rct = next(o for o in back.objects if o[3] == "ResourceClaimTemplate")
-    assert rct[6].value() == kinds["ResourceClaimTemplate"][6]  # decoded on demand
-    assert back.values[0][1].value() == {"foo": "bar"}
+    assert back.docs == s.docs
+    def identity(o: SummaryObject) -> tuple[Any, ...]:
+        return o.doc, o.base_path, o.api_version, o.kind, o.name, o.namespace, o.carried
+
+    assert [identity(o) for o in back.objects] == [identity(o) for o in s.objects]
+    rct = next(o for o in back.objects if o.kind == "ResourceClaimTemplate")
+    assert rct.data.value() == kinds["ResourceClaimTemplate"].data  # decoded on demand
+    assert back.values[0].data.value() == {"foo": "bar"}
     assert FileSummary.from_bytes(b'{"format":2,"docs":[],"objects":[[0,[],null,"X",null,null,[0,99],true]],'
                                   b'"values":[]}\n{}') is None  # a blob outside the entry
+
+
+def test_stored_summary_form_is_pinned() -> None:
+    """The cache entry layout (SUMMARY_FORMAT 2): one JSON line of positional records in field order,
+    then the carried data; changing it needs a new format number (old entries must read as misses)."""
+    sf = load_bytes("x.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\nfoo: bar\n")
+    assert summarize(sf).to_bytes() == (
+        b'{"format":2,"docs":[[0,null],[1,null]],"objects":[[0,[],"v1","ConfigMap","c",null,null,false]],'
+        b'"values":[[1,[0,13],true]]}\n{"foo":"bar"}'
+    )
+    assert FileSummary.from_bytes(b'{"format":1,"docs":[],"objects":[],"values":[]}\n') is None
+    assert FileSummary.from_bytes(b'{"format":2,"docs":[[0,null]],"objects":[[0,[],"v1","X","c",null,null]],'
+                                  b'"values":[]}\n') is None  # a record with a field missing
 
 
 def test_rules_reading_undeclared_context_data_still_see_it(repo: Path, user_cache: Path) -> None:

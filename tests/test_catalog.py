@@ -7,8 +7,8 @@ import re
 import jsonschema
 import yaml
 
-from dralint.catalog import catalog
-from dralint.registry import load_checks
+from dralint.checks.registry import load_checks
+from dralint.knowledge.catalog import catalog
 
 from .conftest import RULES
 

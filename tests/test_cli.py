@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dralint.cli import main
+from dralint.cli.app import main
 
 from .conftest import EXAMPLES, REPO
 

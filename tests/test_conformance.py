@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from dralint import k8s
-from dralint.engine import Result
+from dralint.engine.runner import Result
+from dralint.knowledge import k8s
 from dralint.model import Applicability, Edit, Finding
 
 from .conftest import CORPUS, lint_text, requires_shared

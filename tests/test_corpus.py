@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from dralint.config import build_config
-from dralint.engine import lint_paths
+from dralint.engine.config import build_config
+from dralint.engine.pipeline import lint_paths
 
 from .conftest import CORPUS, REPO, requires_shared
 

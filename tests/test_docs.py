@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from dralint.catalog import catalog
+from dralint.knowledge.catalog import catalog
 
 from .conftest import REPO
 

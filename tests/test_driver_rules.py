@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dralint.engine import Result
+from dralint.engine.runner import Result
 
 from .conftest import CORPUS, codes, lint_text, requires_shared
 

@@ -1,4 +1,4 @@
-"""The NVIDIA DRA driver data per release, read through `dralint.drivers`."""
+"""The NVIDIA DRA driver data per release, read through `dralint.knowledge.drivers`."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import jsonschema
 import pytest
 import yaml
 
-from dralint import drivers
-from dralint.catalog import load_data
-from dralint.cli import main
-from dralint.config import ConfigError, build_config
-from dralint.profile import ClusterProfile, DriverProfile, ProfileError
+from dralint.cel.values import Quantity
+from dralint.cli.app import main
+from dralint.engine.config import ConfigError, build_config
+from dralint.knowledge import drivers
+from dralint.knowledge.catalog import load_data
+from dralint.knowledge.profile import ClusterProfile, DriverProfile, ProfileError
 
 from .conftest import CORPUS, REPO, requires_shared
 
@@ -433,6 +434,34 @@ def test_parse_quantity(text: Any, value: Fraction) -> None:
 @pytest.mark.parametrize("bad", ["10GB", "Gi", "", "1.2.3Mi", True, None, [], "1 Mi"])
 def test_parse_quantity_rejects(bad: Any) -> None:
     assert drivers.parse_quantity(bad) is None
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("1e-10", Fraction(1, 10**9)), ("-1e-10", Fraction(-1, 10**9)),  # sub-nano precision rounds up, away from 0
+    ("1Ei", Fraction(2**60)),  # (the driver-side parser crashed on `Ei`, reading it as an exponent)
+    ("10000000000Ei", Fraction(2**63 - 1)),  # binary SI is capped at the int64 maximum
+    (" 1Gi\n", Fraction(2**30)),  # decoding a quantity from JSON trims it
+    (1e20, Fraction(10**20)), (0.5, Fraction(1, 2)),  # numbers are read from their text
+])
+def test_parse_quantity_reads_like_kubernetes(text: Any, value: Fraction) -> None:
+    """Driver parameters and CEL selectors share one parser (`dralint.knowledge.quantity`)."""
+    assert drivers.parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("bad", [
+    "\u0661Gi",  # a non-ASCII digit (Go's parser takes 0-9 only)
+    "1e999999999",  # refused at once, not computed
+    "1" * 300,  # longer than any quantity Kubernetes prints
+    float("inf"), float("nan"),  # YAML .inf/.nan: not quantities (they used to crash the check)
+])
+def test_parse_quantity_rejects_what_kubernetes_rejects(bad: Any) -> None:
+    assert drivers.parse_quantity(bad) is None
+
+
+@pytest.mark.parametrize("text", ["10Gi", "1.5Mi", "100", "1e3", "2E", "500m", ".5Ki", "+1k", "-3", "1.", "7n",
+                                  "1e-10"])
+def test_cel_and_driver_quantities_agree(text: str) -> None:
+    assert Fraction(Quantity.parse(text).value) == drivers.parse_quantity(text)
 
 
 def test_config_kinds_per_release() -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dralint.config import ConfigError, build_config, load_config
-from dralint.engine import lint_paths
+from dralint.engine.config import ConfigError, build_config, load_config
+from dralint.engine.pipeline import lint_paths
 
 from .conftest import REPO, codes, lint_text
 
@@ -256,7 +256,7 @@ spec:
     ],
 )
 def test_uses_claims(spec: dict[str, object], expected: bool) -> None:
-    from dralint.k8s import PodSpecRef, uses_claims
+    from dralint.knowledge.k8s import PodSpecRef, uses_claims
 
     assert uses_claims(PodSpecRef(("spec",), spec, ())) is expected
 
@@ -302,8 +302,8 @@ spec:
 
 
 def test_facets_of_objects() -> None:
-    from dralint.index import CLAIMS, DRA, POD, Index
-    from dralint.load import load_bytes
+    from dralint.inputs.index import CLAIMS, DRA, POD, Index
+    from dralint.inputs.load import load_bytes
 
     text = GPU_POD.format(comment="") + (
         "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n"
@@ -358,7 +358,7 @@ def test_closest_respects_the_cutoff() -> None:
 def test_small_runs_do_not_freeze_the_callers_objects() -> None:
     import gc
 
-    from dralint.engine import FREEZE_MIN_CHARS, quiet_gc, trees_built
+    from dralint.engine.memory import FREEZE_MIN_CHARS, quiet_gc, trees_built
 
     garbage: list[object] = []
     garbage.append(garbage)  # a cycle the caller expects its collector to free

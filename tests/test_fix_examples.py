@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dralint.catalog import catalog
-from dralint.config import Config, build_config
-from dralint.engine import lint_files
-from dralint.fixer import fix_files
-from dralint.load import load_bytes
+from dralint.engine.config import Config, build_config
+from dralint.engine.runner import lint_files
+from dralint.fix.loop import fix_files
+from dralint.inputs.load import load_bytes
+from dralint.knowledge.catalog import catalog
 
 from .conftest import REPO, RULES
 

@@ -21,11 +21,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dralint.config import build_config
-from dralint.engine import lint_files
-from dralint.fixer import doc_regions, file_comments, fix_files
-from dralint.load import SourceFile, load_bytes
-from dralint.migrate import MigrateOptions, migrate_files
+from dralint.engine.config import build_config
+from dralint.engine.runner import lint_files
+from dralint.fix.loop import fix_files
+from dralint.fix.splice import doc_regions, file_comments
+from dralint.inputs.load import SourceFile, load_bytes
+from dralint.migrate.records import MigrateOptions
+from dralint.migrate.run import migrate_files
 
 from .conftest import REPO
 

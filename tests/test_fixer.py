@@ -16,22 +16,16 @@ from typing import Any
 
 import pytest
 
-from dralint import fixer
-from dralint.cli import main
-from dralint.config import build_config
-from dralint.engine import Result
-from dralint.fixer import (
-    Applicability,
-    EditError,
-    Refuse,
-    atomic_write,
-    edit_region,
-    file_comments,
-    fix_files,
-    fix_source,
-)
-from dralint.load import SourceFile, load_bytes
-from dralint.model import Edit, Finding, Fix, JsonPath, Severity, Span
+from dralint.cli.app import main
+from dralint.engine.config import build_config
+from dralint.engine.runner import Result
+from dralint.fix import loop, splice
+from dralint.fix.edits import EditError
+from dralint.fix.loop import fix_files, fix_source
+from dralint.fix.splice import Refuse, edit_region, file_comments
+from dralint.fix.write import atomic_write
+from dralint.inputs.load import SourceFile, load_bytes
+from dralint.model import Applicability, Edit, Finding, Fix, JsonPath, Severity, Span, to_plain
 
 from .conftest import REPO
 
@@ -147,7 +141,7 @@ spec:
 """
 
 
-def apply(text: str, *edits: Edit, base: JsonPath = ()) -> fixer.RegionEdit:
+def apply(text: str, *edits: Edit, base: JsonPath = ()) -> splice.RegionEdit:
     return edit_region(text, base, edits)
 
 
@@ -380,11 +374,11 @@ def test_edits_next_to_a_merge_key_are_spliced() -> None:
 def test_overriding_a_merged_key_falls_back_to_the_round_trip() -> None:
     # the splicer will not write into the anchor; ruamel adds an explicit key and keeps the anchor
     with pytest.raises(Refuse):
-        fixer.Splicer(ANCHORED).set(("use", "x"), 5)
+        splice.Splicer(ANCHORED).set(("use", "x"), 5)
     r = apply(ANCHORED, Edit("set", ("use", "x"), value=5))
     assert r.cap == Applicability.SAFE
     assert r.text.startswith("base: &b\n  x: 1\nuse:\n  <<: *b\n")
-    assert fixer.to_plain(fixer._parse(r.text)) == {"base": {"x": 1}, "use": {"x": 5, "y": 2}, "alias": {"x": 1}}
+    assert to_plain(splice._parse(r.text)) == {"base": {"x": 1}, "use": {"x": 5, "y": 2}, "alias": {"x": 1}}
 
 
 def test_a_document_that_does_not_round_trip_makes_the_fallback_unsafe() -> None:
@@ -452,10 +446,10 @@ def test_only_the_fixed_document_changes(variant: str) -> None:
 def test_new_document_goes_after_the_document_end_marker() -> None:
     sf = load_bytes("m.yaml", MULTI.encode())
     doc = next(d for d in sf.documents if d.data.get("kind") == "Pod")
-    pf = fixer.PlannedFix("X", Fix("add", Applicability.SAFE, (
+    pf = splice.PlannedFix("X", Fix("add", Applicability.SAFE, (
         Edit("insert_document", (), value={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n"}}),)),
         doc.index, ())
-    pr = fixer.apply_pass(sf, [pf], Applicability.SAFE)
+    pr = splice.apply_pass(sf, [pf], Applicability.SAFE)
     assert "      - name: gpu\n...\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\n%YAML 1.1\n---\n" \
         in pr.text
     assert pr.inserted == {doc.index: 1} and pr.touched == set()
@@ -486,7 +480,7 @@ FakeRule = Callable[[SourceFile], list[tuple[int, JsonPath, Fix | None, str | No
 
 @pytest.fixture
 def fake_rule(monkeypatch: pytest.MonkeyPatch) -> Callable[[FakeRule], None]:
-    real = fixer.lint_files
+    real = loop.lint_files
     quiet = cfg("DRA001")
 
     def install(rule: FakeRule) -> None:
@@ -499,7 +493,7 @@ def fake_rule(monkeypatch: pytest.MonkeyPatch) -> Callable[[FakeRule], None]:
                                                 source=source))
             return res
 
-        monkeypatch.setattr(fixer, "lint_files", lint)
+        monkeypatch.setattr(loop, "lint_files", lint)
 
     return install
 
@@ -535,7 +529,7 @@ def test_fixes_that_never_converge_write_nothing(fake_rule: Callable[[FakeRule],
     fake_rule(rule)
     run = fix_files([load_bytes("c.yaml", COUNTER.encode())], [], ALL)
     out = run.files[0]
-    assert run.passes == fixer.MAX_PASSES
+    assert run.passes == loop.MAX_PASSES
     assert out.after == COUNTER.encode() and not out.changed
     assert "did not converge after 10 passes" in out.failures[0].reason
     assert out.failures[0].rules == ["DRA999"]

@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from dralint.cli import main
-from dralint.engine import Result
+from dralint.cli.app import main
+from dralint.engine.runner import Result
 from dralint.report import ReportOptions, format_names, get_formatter, sarif
 from dralint.report import github as gh
 from dralint.report import markdown as md

@@ -31,9 +31,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dralint.config import build_config
-from dralint.engine import lint_files
-from dralint.load import load_bytes
+from dralint.engine.config import build_config
+from dralint.engine.runner import lint_files
+from dralint.inputs.load import load_bytes
 from tests.conftest import REPO
 
 EXAMPLES = int(os.environ.get("DRALINT_FUZZ_EXAMPLES", "150"))
@@ -303,7 +303,7 @@ def check(raw: bytes, path: str = "fuzz.yaml", fix: bool = True) -> None:
 
 def check_fix(raw: bytes, path: str, sf: Any) -> None:
     try:
-        from dralint.fixer import fix_files
+        from dralint.fix.loop import fix_files
     except ImportError:  # pragma: no cover - the fixer ships with dralint now
         return
     run = fix_files([sf], [], ALL_RULES, unsafe=True)
@@ -352,7 +352,7 @@ def test_known_crash_still_happens(known: tuple[str, str]) -> None:
 
 def test_the_harness_can_fail(monkeypatch: Any) -> None:
     """A rule that crashes must make `check` fail (a fuzzer that cannot fail finds nothing)."""
-    from dralint.registry import REGISTRY, RuleImpl, load_checks
+    from dralint.checks.registry import REGISTRY, RuleImpl, load_checks
 
     load_checks()
     impl = REGISTRY["DRA201"]

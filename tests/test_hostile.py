@@ -206,9 +206,9 @@ def test_unreadable_file(tmp_path: Path) -> None:
 def test_file_replaced_by_a_directory_between_listing_and_reading(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     # in-process: the race cannot be timed from outside
-    from dralint import files
-    from dralint.config import build_config
-    from dralint.engine import lint_paths
+    from dralint.engine.config import build_config
+    from dralint.engine.pipeline import lint_paths
+    from dralint.inputs import files
 
     (tmp_path / "gone.yaml").write_text(POD)
     real = files.discover
@@ -219,7 +219,7 @@ def test_file_replaced_by_a_directory_between_listing_and_reading(tmp_path: Path
         (tmp_path / "gone.yaml").mkdir()
         return out
 
-    monkeypatch.setattr("dralint.engine.discover", racing)
+    monkeypatch.setattr("dralint.engine.pipeline.discover", racing)
     cfg = build_config({}, None, tmp_path)
     cfg.use_cache = False
     r = lint_paths([str(tmp_path)], cfg)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dralint.index import Index
-from dralint.inventory import allocate, build, claim_spec, evaluator, load
-from dralint.load import load_bytes
-from dralint.profile import ClusterProfile
+from dralint.cel.inventory import allocate, build, claim_spec, evaluator, load
+from dralint.inputs.index import Index
+from dralint.inputs.load import load_bytes
+from dralint.knowledge.profile import ClusterProfile
 
 from .conftest import RULES, lint_text
 
@@ -330,6 +330,6 @@ def test_unreachable_firstavailable_alternative(inventory_file: str) -> None:
     index = Index()
     index.add_file(sf)
     spec = claim_spec(index.objects[0], index, inv, evaluator(inv, ClusterProfile(), {}))
-    from dralint.inventory import alternative_possible
+    from dralint.cel.inventory import alternative_possible
 
     assert [alternative_possible(a, inv) for a in spec.requests[0].alternatives] == [False, True]

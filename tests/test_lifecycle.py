@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from dralint import lifecycle, schema
-from dralint.catalog import load_data
-from dralint.cli import cli
-from dralint.lifecycle import Lifecycle, for_profile, match_paths
-from dralint.profile import ClusterProfile, known_minors, newest_minor
+from dralint.cli.app import cli
+from dralint.knowledge import lifecycle, schema
+from dralint.knowledge.catalog import load_data
+from dralint.knowledge.lifecycle import Lifecycle, for_profile, match_paths
+from dralint.knowledge.profile import ClusterProfile, known_minors, newest_minor
 
 MINORS = ["1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dralint.load import LMap, load_bytes
-from dralint.locate import locate
+from dralint.inputs.load import LMap, load_bytes
+from dralint.inputs.locate import locate
 
 
 def test_multi_document_positions() -> None:

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from dralint.cli import main
-from dralint.config import build_config
-from dralint.engine import lint_files
-from dralint.fixer import doc_regions, file_comments
-from dralint.load import load_bytes
-from dralint.migrate import MigrateOptions, migrate_files
+from dralint.cli.app import main
+from dralint.engine.config import build_config
+from dralint.engine.runner import lint_files
+from dralint.fix.splice import doc_regions, file_comments
+from dralint.inputs.load import load_bytes
+from dralint.migrate.records import MigrateOptions
+from dralint.migrate.run import migrate_files
 
 from .conftest import CORPUS, REPO, requires_shared
 
@@ -375,9 +376,9 @@ def test_cli_dry_run_diff_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_dra307_fix_turns_the_shared_claim_into_a_template() -> None:
-    from dralint import dra
-    from dralint.fixer import PlannedFix, apply_pass
-    from dralint.migrate import claim_to_template_fix
+    from dralint.checks.wiring import claim_to_template_fix
+    from dralint.fix.splice import PlannedFix, apply_pass
+    from dralint.inputs import dra
     from dralint.model import Applicability
 
     bad = (REPO / "rules" / "DRA307-shared-claim-in-replicated-workload" / "bad.yaml").read_bytes()

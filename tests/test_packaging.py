@@ -22,7 +22,8 @@ def test_wheel_contains_data_and_runs_from_an_unpacked_copy(tmp_path: Path) -> N
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     env = {**os.environ, "PYTHONPATH": str(site)}
-    code = "import dralint.catalog as c, sys; print(c.data_root()); sys.exit(0 if len(c.catalog()) > 20 else 1)"
+    code = ("import dralint.knowledge.catalog as c, sys; print(c.data_root()); "
+            "sys.exit(0 if len(c.catalog()) > 20 else 1)")
     p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == str(site / "dralint" / "_data")

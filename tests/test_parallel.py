@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from dralint import parallel
-from dralint.config import build_config, usable_cores
-from dralint.engine import Result, choose_jobs, lint_paths
+from dralint.engine import parallel
+from dralint.engine.config import build_config, usable_cores
+from dralint.engine.pipeline import choose_jobs, lint_paths
+from dralint.engine.runner import Result
 from dralint.report import ReportOptions, get_formatter
 from tests.conftest import EXAMPLES, REPO
 

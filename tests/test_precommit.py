@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dralint.cli import cli, main
+from dralint.cli.app import cli, main
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.integration

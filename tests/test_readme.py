@@ -44,7 +44,7 @@ def test_yaml_snippets_parse_and_name_real_hooks_and_inputs() -> None:
 
 
 def test_config_snippet_is_a_valid_configuration(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from dralint.config import build_config
+    from dralint.engine.config import build_config
 
     (block,) = [b for b in _blocks("yaml") if b.startswith("select:")]
     raw = yaml.safe_load(block)

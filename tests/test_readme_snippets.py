@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dralint.cli import main
+from dralint.cli.app import main
 from dralint.report.sarif import PROJECT_URI
 from tests.conftest import REPO
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from dralint import render, sandbox
 from dralint.cli import main
+from dralint.inputs import render, sandbox
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -133,7 +133,7 @@ FAKE_HELM = '''\
 import json, os, sys
 sys.path.insert(0, {repo!r})
 import helm_python
-from dralint.render import parse_set
+from dralint.inputs.render import parse_set
 args = sys.argv[1:]
 with open({log!r}, "w") as fh:  # the environment is not ours to pass a path through: it is empty
     json.dump({{"argv": args, "cwd": os.getcwd(), "https_proxy": os.environ.get("HTTPS_PROXY"),

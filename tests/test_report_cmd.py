@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dralint.cli import main
+from dralint.cli.app import main
 
 LEGACY = """\
 apiVersion: apps/v1

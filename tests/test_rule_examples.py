@@ -9,10 +9,11 @@ import pytest
 import yaml
 from syrupy.assertion import SnapshotAssertion
 
-from dralint.catalog import catalog
-from dralint.config import build_config
-from dralint.engine import lint_files, lint_paths
-from dralint.load import load_bytes
+from dralint.engine.config import build_config
+from dralint.engine.pipeline import lint_paths
+from dralint.engine.runner import lint_files
+from dralint.inputs.load import load_bytes
+from dralint.knowledge.catalog import catalog
 
 from .conftest import REPO, RULES
 

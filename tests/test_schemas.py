@@ -14,9 +14,9 @@ from typing import Any
 import jsonschema_rs
 import pytest
 
-from dralint import schema
-from dralint.catalog import load_data
-from dralint.lifecycle import minors as lifecycle_minors
+from dralint.knowledge import schema
+from dralint.knowledge.catalog import load_data
+from dralint.knowledge.lifecycle import minors as lifecycle_minors
 
 from .conftest import REPO
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dralint.fixer import atomic_write
+from dralint.fix.write import atomic_write
 
 CANARY = "CANARY-5f1e0c9a-do-not-print"
 # line 2 is the one a YAML parser stops at (and PyYAML quotes): it holds the canary
@@ -269,8 +269,8 @@ def test_atomic_write_refuses_a_link_swapped_in_before_the_rename(tmp_path: Path
         target.unlink()
         target.symlink_to(victim)
 
-    from dralint.fixer import WriteRefused
-    from dralint.roots import Roots
+    from dralint.fix.write import WriteRefused
+    from dralint.inputs.roots import Roots
 
     monkeypatch.setattr(os, "fsync", swap)
     with pytest.raises(WriteRefused):
@@ -281,8 +281,8 @@ def test_atomic_write_refuses_a_link_swapped_in_before_the_rename(tmp_path: Path
 
 
 def test_atomic_write_refuses_a_path_outside_the_roots(tmp_path: Path) -> None:
-    from dralint.fixer import WriteRefused
-    from dralint.roots import Roots
+    from dralint.fix.write import WriteRefused
+    from dralint.inputs.roots import Roots
 
     (tmp_path / "repo").mkdir()
     (tmp_path / "outside").mkdir()
@@ -342,7 +342,7 @@ def test_manifest_syntax_error_quotes_no_file_text(world: Path, fmt: str) -> Non
 
 
 def test_yaml_error_text_keeps_problem_context_and_position() -> None:
-    from dralint.load import yaml_error_text
+    from dralint.inputs.load import yaml_error_text
 
     # the pure-Python loader (what yaml.safe_load uses) appends the offending line and a caret
     with pytest.raises(yaml.YAMLError) as err:

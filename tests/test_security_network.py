@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from dralint.cli import main
+from dralint.cli.app import main
 
 KUSTOMIZE = shutil.which("kustomize") or shutil.which("kubectl")
 HELM = shutil.which("helm") is not None or importlib.util.find_spec("helm_python") is not None

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 import yaml
 
-from dralint.cli import main
-from dralint.render import helm_engine
+from dralint.cli.app import main
+from dralint.inputs.render import helm_engine
 from tests.conftest import REPO
 
 # a terminal hyperlink (OSC 8) around text, a screen clear (CSI 2J), a carriage return that would

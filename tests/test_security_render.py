@@ -319,7 +319,7 @@ def test_the_renderer_gets_no_secret_no_home_no_git_and_limits(tmp_path: Path, e
     assert 0 < limits["RLIMIT_FSIZE"][1] <= 1 << 30 and limits["RLIMIT_NPROC"][1] > 0
     if renderer == "kustomize":
         assert {"--enable-helm=false", "--enable-alpha-plugins=false"} <= set(seen["argv"])
-    from dralint import sandbox
+    from dralint.inputs import sandbox
 
     if sandbox_network() != sandbox.SHARED:
         assert seen["netns"] != os.readlink("/proc/self/ns/net")
@@ -327,7 +327,7 @@ def test_the_renderer_gets_no_secret_no_home_no_git_and_limits(tmp_path: Path, e
 
 def sandbox_network() -> str:
     """How the sandbox cuts a child off the network on this machine (it depends on privileges)."""
-    from dralint import sandbox
+    from dralint.inputs import sandbox
 
     return sandbox.run_sandboxed([sys.executable, "-I", "-c", "pass"], cwd=REPO, timeout=30).network
 
@@ -335,8 +335,8 @@ def sandbox_network() -> str:
 @needs_sdk
 def test_the_sdk_renders_in_a_sandboxed_child(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                                               tmp_path: Path) -> None:
-    from dralint import sandbox
-    from dralint.cli import main
+    from dralint.cli.app import main
+    from dralint.inputs import sandbox
 
     calls: list[tuple[list[str], dict[str, Any]]] = []
     real = sandbox.run_sandboxed
@@ -403,7 +403,7 @@ def test_a_schema_ref_to_a_local_server_gets_no_connection(tmp_path: Path, env: 
 
 def test_a_sandboxed_child_cannot_reach_a_local_server(tmp_path: Path, listener: tuple[int, list[bytes]]) -> None:
     """The containment itself, whatever refuses URLs before rendering."""
-    from dralint import sandbox
+    from dralint.inputs import sandbox
 
     port, hits = listener
     code = f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), 2)\n    print('connected')\n" \

@@ -3,7 +3,8 @@
 Hand-written parser, type checker, cost estimator and evaluator (pure Python): exact positions for
 every error, the ``device`` variable and the Kubernetes libraries declared with their real types,
 and availability per target Kubernetes minor and feature gate from ``schemas/kubernetes/cel.yaml``.
-See ``dralint/cel/env.py`` for the entry points.
+See ``dralint/cel/env.py`` for the entry points. Inventory mode (`dralint.cel.inventory`) evaluates
+claims against a cluster's ResourceSlices with it.
 """
 
 from dralint.cel.env import Environment, EnvKey, Program, env_key, gate_enabled

@@ -9,18 +9,19 @@ up at allocation time.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from dralint import dra, drivers, k8s
 from dralint.cel import types as ty
 from dralint.cel.checker import AttrRef, Diag
 from dralint.cel.env import Environment, Program, data
 from dralint.cel.yamlpos import char_offsets, value_offsets
-from dralint.index import K8sObject
+from dralint.inputs import dra
+from dralint.inputs.index import K8sObject
+from dralint.knowledge import drivers, k8s
+from dralint.knowledge.profile import ClusterProfile
 from dralint.model import JsonPath, Span
-from dralint.profile import ClusterProfile
+from dralint.suggest import closest
 
 DRA_GROUP = "resource.k8s.io"
 STANDARD_DOMAIN = "resource.kubernetes.io"
@@ -218,11 +219,11 @@ def _domain_issue(ref: AttrRef) -> NameIssue | None:
     domains = known_domains()
     if ref.domain in domains:
         return None
-    close = difflib.get_close_matches(ref.domain, domains, n=1, cutoff=0.8)
+    close = closest(ref.domain, domains, cutoff=0.8)
     if not close:
         return None
     what = "attribute" if ref.kind.startswith("attributes") else "capacity"
-    return NameIssue(ref, f"`{ref.domain}` is not a {what} domain dralint knows; did you mean `{close[0]}`? An "
+    return NameIssue(ref, f"`{ref.domain}` is not a {what} domain dralint knows; did you mean `{close}`? An "
                      "unknown domain reads as an empty map, so every name looked up in it is missing"
                      + ("." if ref.guarded else ": a run-time error that blocks allocation."))
 
@@ -238,7 +239,7 @@ def _name_issue(ref: AttrRef, view: DriverView) -> NameIssue | None:
     standard = ref.domain == STANDARD_DOMAIN
     lower = {n.lower(): n for n in names}
     case_fix = lower.get(ref.name.lower())
-    close = case_fix or next(iter(difflib.get_close_matches(ref.name, list(names), n=1, cutoff=0.75)), None)
+    close = case_fix or closest(ref.name, list(names), cutoff=0.75)
     gone = drivers.gone_attribute_note(view.profile, ref.domain, ref.name) if is_attr else None
     if standard and close is None and gone is None:
         return None  # other drivers may publish standard attributes dralint does not list

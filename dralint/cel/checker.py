@@ -34,6 +34,7 @@ from dralint.cel.ast import (
 )
 from dralint.cel.decls import DECLS, MACRO_LIBS, TYPE_IDENTS, Overload
 from dralint.cel.types import T, fmt
+from dralint.suggest import closest
 
 _OP_TEXT = {
     "_==_": "==", "_!=_": "!=", "_<_": "<", "_<=_": "<=", "_>_": ">", "_>=_": ">=", "@in": "in", "_+_": "+",
@@ -571,11 +572,9 @@ def _display(name: str, member: bool) -> str:
 
 
 def _close(word: str, options: list[str]) -> str | None:
-    import difflib
-
-    got = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    got = closest(word, options, cutoff=0.6)
     if got:
-        return got[0]
+        return got
     low = {o.lower(): o for o in options}
     return low.get(word.lower())
 
@@ -605,7 +604,5 @@ def _unknown_fn_hint(name: str, member: bool) -> str:
     known = {n.lower(): n for n in DECLS if not n.startswith(("_", "@", "!", "-"))}
     if name.lower() in known and known[name.lower()] != name:
         return f"; did you mean `{known[name.lower()]}`?"
-    import difflib
-
-    got = difflib.get_close_matches(name, [n for n in DECLS if n[0].isalpha()], n=1, cutoff=0.8)
-    return f"; did you mean `{got[0]}`?" if got else ""
+    got = closest(name, [n for n in DECLS if n[0].isalpha()], cutoff=0.8)
+    return f"; did you mean `{got}`?" if got else ""

@@ -36,7 +36,7 @@ _DEVICE_FIELD_TYPES: dict[str, ty.T] = {
 
 @cache
 def data() -> dict[str, Any]:
-    from dralint.catalog import load_data
+    from dralint.knowledge.catalog import load_data
 
     d = load_data("kubernetes/cel.yaml")
     return d if isinstance(d, dict) else {}
@@ -58,8 +58,8 @@ def gate_enabled(feature_gates: dict[str, bool], gate: str, minor: str) -> bool:
     """Whether ``gate`` is on for the target: the configuration wins, then the lifecycle data
     (``schemas/kubernetes/lifecycle.yaml``: default and locking per minor). A gate the target minor
     does not have is off."""
-    from dralint.lifecycle import for_profile
-    from dralint.profile import ClusterProfile
+    from dralint.knowledge.lifecycle import for_profile
+    from dralint.knowledge.profile import ClusterProfile
 
     lc = for_profile(ClusterProfile(kubernetes_version=minor, feature_gates=dict(feature_gates)))
     on = lc.gate_enabled(gate)

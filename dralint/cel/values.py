@@ -10,9 +10,12 @@ strict semver parser Kubernetes uses.
 from __future__ import annotations
 
 import re
-from decimal import ROUND_UP, Context, Decimal, InvalidOperation
+from decimal import Decimal
 from functools import total_ordering
 from typing import Any
+
+from dralint.knowledge.quantity import CONTEXT as QUANTITY_CONTEXT
+from dralint.knowledge.quantity import QuantityError, parse_quantity
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -74,15 +77,8 @@ class TypeValue:
 # ----------------------------------------------------------------------------------------------
 # Kubernetes resource.Quantity
 
-_QUANTITY_RE = re.compile(
-    r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$"
-)
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-#: arithmetic on quantities is exact in Kubernetes (inf.Dec); a wide context keeps it exact for any
-#: value a manifest can reasonably hold while bounding the work a hostile literal can cause
-_CTX = Context(prec=120, Emax=999_999_999, Emin=-999_999_999)
-_NANO = Decimal("1e-9")
+#: the parser and the arithmetic context are shared with the driver checks (`dralint.knowledge.quantity`)
+_CTX = QUANTITY_CONTEXT
 
 
 @total_ordering
@@ -98,34 +94,10 @@ class Quantity:
     @classmethod
     def parse(cls, text: str) -> Quantity:
         """Parse like ``resource.ParseQuantity``; raises CelError for an invalid quantity."""
-        if not isinstance(text, str) or len(text) > 256:
-            raise CelError("quantities must match the regular expression "
-                           f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (got {text!r})")
-        m = _QUANTITY_RE.match(text)
-        if not m:
-            raise CelError("quantities must match the regular expression "
-                           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-        number, suffix = m.group(1), m.group(2) or ""
         try:
-            value = Decimal(number)
-            if suffix in _BINARY:
-                value = _CTX.multiply(value, Decimal(_BINARY[suffix]))
-                # Kubernetes caps binary-SI quantities at the int64 maximum
-                if value > INT64_MAX:
-                    value = Decimal(INT64_MAX)
-            elif suffix in _DECIMAL:
-                value = value.scaleb(_DECIMAL[suffix], _CTX)
-            else:
-                exp = int(suffix[1:])
-                if abs(exp) > 100_000:
-                    raise CelError("quantity exponent out of range")
-                value = value.scaleb(exp, _CTX)
-            if value.as_tuple().exponent < -9:  # type: ignore[operator]
-                # sub-nano precision is rounded up, away from zero
-                value = value.quantize(_NANO, rounding=ROUND_UP, context=_CTX)
-        except (InvalidOperation, ValueError) as e:
-            raise CelError(f"invalid quantity {text!r}") from e
-        return cls(value, text)
+            return cls(parse_quantity(text), text)
+        except QuantityError as e:
+            raise CelError(str(e)) from e
 
     @classmethod
     def valid(cls, text: str) -> bool:

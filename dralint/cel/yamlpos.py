@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dralint.load import LMap
+from dralint.inputs.load import LMap
 
 _ESC = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
         "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028",

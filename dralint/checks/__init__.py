@@ -1,1 +1,2 @@
-"""Rule implementations, one module per family; each function is registered with ``@rule``."""
+"""The rules: the registry (`dralint.checks.registry`, where ``@rule`` binds a check function to its
+``rules/`` folder) and one module per rule family."""

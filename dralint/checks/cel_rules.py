@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dralint import k8s
 from dralint.cel.analysis import SelectorReport, analyze, device_type_issues, locate_in_file, selectors_of
 from dralint.cel.checker import Diag
-from dralint.index import K8sObject
+from dralint.checks.registry import Context, rule
+from dralint.inputs.index import K8sObject
+from dralint.knowledge import k8s
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
-from dralint.registry import Context, rule
 
 _KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
 

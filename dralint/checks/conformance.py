@@ -1,8 +1,8 @@
 """DRA1xx and DRA501: will the target cluster accept these objects, and will every field take effect?
 
 - DRA101 validates resource.k8s.io objects and every pod template against the JSON schema of the
-  target minor (`dralint.schema`).
-- DRA102/DRA103 read the version lifecycle (`dralint.lifecycle`) and record the safe conversion to
+  target minor (`dralint.knowledge.schema`).
+- DRA102/DRA103 read the version lifecycle (`dralint.knowledge.lifecycle`) and record the safe conversion to
   the preferred served version as a fix.
 - DRA104/DRA105 replay the API server's validation that a schema cannot express (reference §3).
 - DRA108/DRA109 explain the two shape mistakes migration guides make, with the structural fix.
@@ -17,18 +17,19 @@ DRA104 likewise skips the ``exactly``/``firstAvailable`` union check for request
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from dralint import dra, k8s, lifecycle, schema
-from dralint.index import CLAIMS, K8sObject
-from dralint.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
+from dralint.checks.registry import Context, rule
+from dralint.inputs import dra
+from dralint.inputs.index import CLAIMS, K8sObject
+from dralint.knowledge import k8s, lifecycle, schema
+from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
-from dralint.registry import Context, rule
+from dralint.suggest import closest
 
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 DRA_KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule",
@@ -89,10 +90,8 @@ def _lc(ctx: Context) -> Lifecycle:
 
 
 def _suggest(value: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(value, options, n=1, cutoff=0.6)
-    if not close:
-        close = [o for o in options if o.lower() == value.lower()]
-    return f"; did you mean `{close[0]}`?" if close else ""
+    close = closest(value, options, cutoff=0.6) or next((o for o in options if o.lower() == value.lower()), None)
+    return f"; did you mean `{close}`?" if close else ""
 
 
 def _flat_fields() -> list[str]:

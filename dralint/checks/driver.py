@@ -3,7 +3,7 @@
 DRA106 opaque configs the driver would refuse (strict decoding, value rules, config/request
 mismatches), DRA502 features behind a driver feature gate that is off, DRA503 preview features of
 the configured release, and DRA207 Helm values that run the device plugin and DRA GPU allocation
-side by side. Every fact comes from `dralint.drivers` (``schemas/drivers/``); one analysis per
+side by side. Every fact comes from `dralint.knowledge.drivers` (``schemas/drivers/``); one analysis per
 claim object feeds the three object rules.
 """
 
@@ -14,9 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from dralint import dra, k8s
-from dralint.config import matches_glob
-from dralint.drivers import (
+from dralint.checks.registry import Context, rule
+from dralint.inputs import dra
+from dralint.inputs.files import matches_glob
+from dralint.inputs.index import K8sObject, ValuesDoc
+from dralint.knowledge import k8s
+from dralint.knowledge.drivers import (
     Setup,
     attribute_gate,
     capacity_gate,
@@ -29,9 +32,7 @@ from dralint.drivers import (
     support_note,
     validate_opaque,
 )
-from dralint.index import K8sObject, ValuesDoc
 from dralint.model import JsonPath, Violation
-from dralint.registry import Context, rule
 
 _CLAIMS = ("ResourceClaim", "ResourceClaimTemplate")
 _KINDS = (*_CLAIMS, "DeviceClass")

@@ -6,11 +6,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from dralint import dra, k8s
-from dralint.index import Index, K8sObject
-from dralint.knowledge import LegacyResource, legacy
+from dralint.checks.registry import Context, rule
+from dralint.inputs import dra
+from dralint.inputs.index import Index, K8sObject
+from dralint.knowledge import k8s
+from dralint.knowledge.legacy import LegacyResource, legacy
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
-from dralint.registry import Context, rule
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from dralint import dra, k8s
-from dralint.index import K8sObject
-from dralint.inventory import (
+from dralint.cel.inventory import (
     ANY_NODE,
     AltSpec,
     ClaimSpec,
@@ -24,8 +22,11 @@ from dralint.inventory import (
     node_errors,
     pods_per_node,
 )
+from dralint.checks.registry import Context, rule
+from dralint.inputs import dra
+from dralint.inputs.index import K8sObject
+from dralint.knowledge import k8s
 from dralint.model import Applicability, Edit, Fix, JsonPath, Severity, Violation
-from dralint.registry import Context, rule
 
 # ----------------------------------------------------------------------------------------------
 # rollout strategy

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from dralint import dra, k8s
-from dralint.index import K8sObject
-from dralint.model import Applicability, Edit, Fix, Violation
-from dralint.registry import Context, rule
+from dralint.checks.registry import Context, rule
+from dralint.inputs import dra
+from dralint.inputs.index import K8sObject
+from dralint.knowledge import k8s
+from dralint.model import Applicability, Edit, Fix, Violation, same, to_plain
 from dralint.suggest import closest
 
 
@@ -120,7 +122,7 @@ def known_classes(ctx: Context) -> set[str]:
     """Device classes defined in the set plus those the configured drivers install."""
     hit = ctx.cache.get("known-device-classes")
     if hit is None:
-        from dralint.drivers import installed_classes
+        from dralint.knowledge.drivers import installed_classes
 
         hit = {o.name for o in ctx.index.of_kind("DeviceClass") if o.name} | installed_classes(ctx.profile)
         ctx.cache["known-device-classes"] = hit
@@ -129,7 +131,7 @@ def known_classes(ctx: Context) -> set[str]:
 
 @rule("DRA305", kinds=("ResourceClaim", "ResourceClaimTemplate"))
 def unknown_device_class(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
-    from dralint.drivers import stale_class_note
+    from dralint.knowledge.drivers import stale_class_note
 
     known = known_classes(ctx)
     for r in dra.requests(obj):
@@ -191,6 +193,53 @@ def _declares_sharing(claim: K8sObject) -> bool:
     return any(isinstance(k8s.get(c, "opaque", "parameters", "sharing"), dict) for c in configs)
 
 
+# ----------------------------------------------------------------------------------------------
+# DRA307's fix: a standalone claim shared by replicas -> one claim per pod from a template (also what
+# `dralint migrate` would write)
+
+
+def claim_to_template_fix(obj: K8sObject, claim: dra.PodClaim, index: Any) -> Fix | None:
+    """The DRA307 fix: point the pod claim at a ResourceClaimTemplate with the claim's spec.
+
+    The template (same name as the claim, in the claim's namespace) goes in a new document after the
+    workload, unless one with that name already exists: then it is reused if its spec is the same,
+    and another name is chosen otherwise. The standalone claim itself stays (other workloads may
+    use it). Unsafe: every pod then gets devices of its own instead of sharing one allocation.
+    """
+    if not claim.claim_name or claim.template_name or "resourceClaimName" not in claim.data:
+        return None
+    found = [o for o in dra.resolve(index, claim, obj.namespace) if o.kind == "ResourceClaim"]
+    if len(found) != 1:
+        return None
+    rc = found[0]
+    spec = dra.claim_spec(rc)
+    if spec is None or not rc.api_version:
+        return None
+    ns = rc.namespace or obj.namespace
+    want = {"spec": to_plain(spec)}
+    name, n = k8s.dns_name(claim.claim_name), 2
+    new_doc = True
+    while True:
+        existing = [t for t in index.find("ResourceClaimTemplate", name, ns)]
+        if not existing:
+            break
+        if any(same(to_plain(t.data.get("spec")), want) for t in existing):
+            new_doc = False
+            break
+        name, n = k8s.dns_name(f"{claim.claim_name}-{n}"), n + 1
+    edits: list[Edit] = [Edit("rename", (*claim.path, "resourceClaimName"), key="resourceClaimTemplateName")]
+    if name != claim.claim_name:
+        edits.append(Edit("set", (*claim.path, "resourceClaimTemplateName"), value=name))
+    if new_doc:
+        meta: dict[str, Any] = {"name": name}
+        if ns:
+            meta["namespace"] = ns
+        edits.append(Edit("insert_document", (), value={"apiVersion": rc.api_version, "kind": "ResourceClaimTemplate",
+                                                        "metadata": meta, "spec": want}))
+    return Fix(f"Give each pod its own claim from ResourceClaimTemplate `{name}`", Applicability.UNSAFE,
+               tuple(edits))
+
+
 @rule("DRA307", kinds=("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job",
                        "CronJob"), needs="claims")
 def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
@@ -202,8 +251,6 @@ def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterato
     many = obj.kind == "DaemonSet" or (replicas is not None and replicas > 1)
     if not many:
         return
-    from dralint.migrate import claim_to_template_fix  # the planner that also writes migrations
-
     for ps in obj.pod_specs:
         for claim in dra.pod_claims(ps):
             if not claim.claim_name or claim.template_name:

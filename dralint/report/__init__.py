@@ -1,6 +1,7 @@
 """Output formats. Each formatter turns a lint `Result` into text; the CLI picks one by name.
 
 Formatters register themselves in `FORMATTERS`; a new format is one module plus one entry here.
+The migration-readiness report (`readiness`) and the rule documentation (`docs`) are rendered here too.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dralint.engine import Result
+from dralint.engine.runner import Result
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ backslash escapes in the message, as in the text format; a property keeps its ex
 
 from __future__ import annotations
 
-from dralint.engine import Result
+from dralint.engine.runner import Result
 from dralint.model import Finding, Severity
 from dralint.report import ReportOptions
 from dralint.report.escaping import visible

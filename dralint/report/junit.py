@@ -15,7 +15,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from dralint.engine import Result
+from dralint.engine.runner import Result
 from dralint.model import Finding
 from dralint.report import ReportOptions
 from dralint.report.escaping import break_legacy_commands, visible

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from dralint.engine import Result
+from dralint.engine.runner import Result
 from dralint.model import Finding, Severity
 from dralint.report import ReportOptions
 from dralint.report.sarif import help_uri

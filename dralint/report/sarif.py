@@ -19,8 +19,8 @@ from typing import Any
 from urllib.parse import quote
 
 from dralint import __version__
-from dralint.catalog import RuleMeta, catalog
-from dralint.engine import Result
+from dralint.engine.runner import Result
+from dralint.knowledge.catalog import RuleMeta, catalog
 from dralint.model import Applicability, Finding, Severity
 from dralint.report import ReportOptions
 from dralint.report.escaping import json_text

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from dralint.engine import Result
+from dralint.engine.runner import Result
 from dralint.model import Applicability, Finding, Severity
 from dralint.report import ReportOptions
 from dralint.report.escaping import log_guard, visible

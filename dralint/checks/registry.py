@@ -1,0 +1,90 @@
+"""Rule registration: ``@rule("DRA201")`` binds a check function to its ``rules/`` folder.
+
+A check is a small generator over one unit — an object (default), a whole file, or a non-object
+YAML document (``values``: Helm values, plugin configs) — that yields `Violation`s with paths.
+The engine does scoping, positions, severities and suppressions; a test keeps this registry and
+the ``rules/`` folders one-to-one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from dralint.model import Violation
+
+if TYPE_CHECKING:
+    from dralint.inputs.index import Index, K8sObject, ValuesDoc
+    from dralint.inputs.load import SourceFile
+    from dralint.knowledge.profile import ClusterProfile
+
+Scope = Literal["object", "file", "values"]
+#: what an object check needs to find anything: a pod spec, a pod spec that uses DRA claims, or a
+#: resource.k8s.io object (a tuple: any of them)
+Need = Literal["pod", "claims", "dra"]
+Needs = Need | tuple[Need, ...]
+
+
+@dataclass
+class Context:
+    """What a check may look at besides its own unit."""
+
+    index: Index
+    profile: ClusterProfile
+    options: dict[str, Any] = field(default_factory=dict)
+    #: per-run memo shared by all checks (compiled CEL programs, validators, lookups)
+    cache: dict[Any, Any] = field(default_factory=dict)
+
+
+CheckFn = Callable[..., Iterator[Violation]]
+
+
+@dataclass(frozen=True)
+class RuleImpl:
+    code: str
+    fn: CheckFn
+    scope: Scope
+    #: object kinds the check applies to (None = every object); filtered by the engine
+    kinds: frozenset[str] | None
+    #: objects without any of these are skipped by the engine (see `K8sObject.facets`)
+    needs: tuple[Need, ...] | None = None
+
+
+REGISTRY: dict[str, RuleImpl] = {}
+
+
+def rule(
+    code: str, *, scope: Scope = "object", kinds: tuple[str, ...] | None = None, needs: Needs | None = None
+) -> Callable[[CheckFn], CheckFn]:
+    def deco(fn: CheckFn) -> CheckFn:
+        if code in REGISTRY and REGISTRY[code].fn is not fn:
+            raise RuntimeError(f"rule {code} registered twice ({REGISTRY[code].fn.__qualname__}, {fn.__qualname__})")
+        wants = (needs,) if isinstance(needs, str) else needs
+        REGISTRY[code] = RuleImpl(code, fn, scope, frozenset(kinds) if kinds else None, wants)
+        return fn
+
+    return deco
+
+
+_loaded = False
+
+
+def load_checks() -> dict[str, RuleImpl]:
+    """Import every module of ``dralint.checks`` so that their ``@rule`` decorators run."""
+    global _loaded
+    if not _loaded:
+        import dralint.checks as pkg
+
+        for mod in pkgutil.iter_modules(pkg.__path__):
+            importlib.import_module(f"dralint.checks.{mod.name}")
+        _loaded = True
+    return REGISTRY
+
+
+# Type aliases for check signatures (documentation only).
+ObjectCheck = Callable[["K8sObject", Context], Iterator[Violation]]
+FileCheck = Callable[["SourceFile", Context], Iterator[Violation]]
+ValuesCheck = Callable[["ValuesDoc", Context], Iterator[Violation]]

@@ -1,0 +1,116 @@
+"""``dralint check``: lint manifests and report the findings (``--fix``/``--diff`` hand over to the fix run)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from dralint import __version__
+from dralint.cli.apply_fixes import run_fix
+from dralint.cli.options import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    common_lint_options,
+    report_problems,
+    run_lint,
+    use_color,
+)
+from dralint.engine.config import Config, ConfigError
+from dralint.engine.runner import Result
+from dralint.fix.write import ReportWriteError, write_report_file
+from dralint.inputs.load import HAVE_LIBYAML
+from dralint.knowledge.profile import newest_minor
+from dralint.model import Severity
+from dralint.report import ReportOptions, format_names, get_formatter
+from dralint.report.escaping import echo_err
+
+#: results of this process's lint runs, kept until `entry` exits without freeing them (see there)
+_KEEP_ALIVE: list[object] = []
+
+
+def exit_code(result: Result, fail_on: str, exit_zero: bool) -> int:
+    forced = report_problems(result)
+    if forced:
+        return forced
+    if exit_zero or fail_on == "never":
+        return EXIT_OK
+    threshold = Severity.parse(fail_on)
+    return EXIT_FINDINGS if any(f.severity >= threshold for f in result.findings) else EXIT_OK
+
+
+def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
+    p = cfg.profile
+    echo_err(f"dralint {__version__}: config {cfg.path or '(none)'}")
+    echo_err(f"  target Kubernetes {p.kubernetes_version}; feature gates {p.feature_gates or '{}'}; "
+             f"runtime-config {p.runtime_config or '{}'}")
+    newest = newest_minor()
+    if p.minor > tuple(int(x) for x in newest.split(".")):
+        echo_err(f"  note: dralint has no data for Kubernetes {p.kubernetes_version}; judging with {newest}")
+    if p.drivers:
+        echo_err("  drivers: " + ", ".join(f"{d.name}={d.version or 'newest'}" for d in p.drivers))
+    if not HAVE_LIBYAML:
+        echo_err("  warning: PyYAML without libyaml: parsing is ~9x slower")
+    echo_err(f"  {len(result.files)} files, {len(result.index.objects)} objects, {len(result.selected)} rules, "
+             f"{seconds:.2f}s")
+    if cfg.jobs_requested is not None:
+        echo_err(f"  jobs: {cfg.jobs_requested} requested, capped at {cfg.jobs} (the usable CPU cores)")
+    if result.stats:
+        echo_err("  run: " + ", ".join(f"{k} {v}" for k, v in result.stats.items()))
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@common_lint_options
+@click.option("--format", "fmt", default="text", show_default=True,
+              help="Output format: " + ", ".join(format_names()) + ".")
+@click.option("--output", "output", type=click.Path(dir_okay=False, writable=True),
+              help="Write the report in --format to this file; text still goes to the terminal.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]),
+              help="Lowest severity that makes the exit code 1 (default: warning).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Show a count per rule.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@click.option("--helm-chart", "helm_charts", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="Render this Helm chart offline (helm binary or dralint[helm]) and lint the output.")
+@click.option("-f", "--values", "helm_values", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Values file for --helm-chart (repeatable).")
+@click.option("--set", "helm_set", multiple=True, help="Value for --helm-chart, as helm --set (repeatable).")
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes (same as `dralint fix`).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None, exit_zero: bool,
+          statistics: bool, color: str, **kw: Any) -> None:
+    """Lint manifests (files, directories, or - for stdin)."""
+    if fmt not in format_names():
+        raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(format_names())}")
+    apply_fixes, unsafe_fixes, diff = kw.pop("apply_fixes"), kw.pop("unsafe_fixes"), kw.pop("diff")
+    if apply_fixes or diff:
+        sys.exit(run_fix(paths, kw, unsafe=unsafe_fixes, diff=diff, fmt=fmt, fail_on=fail_on,
+                                 exit_zero=exit_zero, color=color, output=output, statistics=statistics))
+    try:
+        result, cfg, seconds = run_lint(paths, kw)
+    except ConfigError as e:
+        echo_err(f"dralint: error: {e}")
+        sys.exit(EXIT_USAGE)
+    _KEEP_ALIVE.append(result)
+    if kw.get("verbose"):
+        verbose_header(cfg, result, seconds)
+    stream = sys.stdout
+    opts = ReportOptions(color=use_color(color, stream), statistics=statistics,
+                         verbose=bool(kw.get("verbose")))
+    if output:
+        file_opts = ReportOptions(statistics=statistics)
+        try:
+            write_report_file(output, get_formatter(fmt)(result, file_opts))
+        except ReportWriteError as e:
+            echo_err(f"dralint: error: {e}")
+            sys.exit(EXIT_USAGE)
+        click.echo(get_formatter("text")(result, opts), nl=False, color=opts.color)
+    else:
+        fmt_opts = opts if fmt == "text" else ReportOptions(statistics=statistics)
+        click.echo(get_formatter(fmt)(result, fmt_opts), nl=False, color=opts.color)
+    sys.exit(exit_code(result, fail_on or cfg.fail_on, exit_zero))

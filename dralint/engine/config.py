@@ -1,0 +1,350 @@
+"""Configuration: ``.dralint.yaml`` (searched upward) or ``[tool.dralint]`` in ``pyproject.toml``.
+
+The file is validated against a JSON schema, and each rule's options against the options schema
+in its ``rule.yaml``; unknown keys are errors (exit 2), because a typo in a CI gate's config
+should fail loudly rather than silently check less.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dralint.inputs.files import matches_glob
+from dralint.inputs.load import yaml_error_text
+from dralint.inputs.roots import Roots, project_roots
+from dralint.knowledge.catalog import RuleMeta, catalog
+from dralint.knowledge.drivers import validate_profile as validate_drivers
+from dralint.knowledge.legacy import PatternError, compile_pattern
+from dralint.knowledge.profile import ClusterProfile, DriverProfile, ProfileError, target_minor
+from dralint.model import ConfigError as ConfigError  # raised here; defined low so inputs can raise it too
+from dralint.model import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CONFIG_NAMES = (".dralint.yaml", ".dralint.yml")
+
+
+_CODES = {"type": "array", "items": {"type": "string"}}
+_BOOL_MAP = {"type": "object", "additionalProperties": {"type": "boolean"}}
+
+CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "select": _CODES,
+        "extend-select": _CODES,
+        "ignore": _CODES,
+        "per-file-ignores": {"type": "object", "additionalProperties": _CODES},
+        "exclude": {"type": "array", "items": {"type": "string"}},
+        "extend-exclude": {"type": "array", "items": {"type": "string"}},
+        "severity": {
+            "type": "object",
+            "additionalProperties": {"enum": ["error", "warning", "info"]},
+        },
+        "rules": {"type": "object", "additionalProperties": {"type": "object"}},
+        "fail-on": {"enum": ["error", "warning", "info", "never"]},
+        "max-file-size": {"type": "integer", "minimum": 1},
+        "kubernetes-version": {"type": ["string", "number"]},
+        "feature-gates": _BOOL_MAP,
+        "runtime-config": _BOOL_MAP,
+        "drivers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "version": {"type": ["string", "number"]},
+                    "feature-gates": _BOOL_MAP,
+                },
+            },
+        },
+        "inventory": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        "extended-resources": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["pattern", "device-class"],
+                "properties": {
+                    "pattern": {"type": "string"},
+                    "kind": {"enum": ["gpu", "mig", "shared"]},
+                    "vendor": {"type": "string"},
+                    "device-class": {"type": "string"},
+                },
+            },
+        },
+        "values-files": {
+            "type": "object",
+            "propertyNames": {"enum": ["gpu-operator", "dra-driver", "device-plugin"]},
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
+        "unsafe-fixes": {"type": "boolean"},
+        "jobs": {"type": "integer", "minimum": 0},
+        "output-format": {"type": "string"},
+    },
+}
+
+
+@dataclass
+class Config:
+    path: Path | None = None  # the file it came from
+    root: Path = field(default_factory=Path.cwd)
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    severity: dict[str, Severity] = field(default_factory=dict)
+    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fail_on: str = "warning"
+    max_file_size: int = 16 * 1024 * 1024
+    unsafe_fixes: bool = False
+    cache_dir: str | None = None
+    use_cache: bool = True
+    #: worker processes; None or 0 = one per core for large inputs, none for a handful of files
+    jobs: int | None = None
+    #: what `jobs` / `-j` asked for when that was more than the usable cores (for --verbose)
+    jobs_requested: int | None = None
+    profile: ClusterProfile = field(default_factory=ClusterProfile)
+
+    def set_jobs(self, requested: int | None) -> None:
+        """Set the worker count, capped at the usable cores: a checked-in `jobs: 400` must not fork
+        400 processes on a 2-core CI runner (more workers than cores only add memory and switching)."""
+        cores = usable_cores()
+        self.jobs = requested if requested is None or requested <= cores else cores
+        self.jobs_requested = requested if self.jobs != requested else None
+
+    # -- rule selection ------------------------------------------------------------------------
+    def selected(self) -> dict[str, RuleMeta]:
+        """The enabled rules: ruff-style prefixes; off-by-default rules need their exact code."""
+        cat = catalog()
+        chosen: set[str] = set()
+        base = self.select if self.select is not None else ["ALL_DEFAULT"]
+        for sel in [*base, *self.extend_select]:
+            chosen |= _match(sel, cat)
+        for ign in self.ignore:
+            chosen -= _match(ign, cat, include_off=True)
+        return {c: cat[c] for c in sorted(chosen)}
+
+    def options_for(self, meta: RuleMeta) -> dict[str, Any]:
+        opts = meta.option_defaults()
+        opts.update(self.rule_options.get(meta.code, {}))
+        return opts
+
+    def severity_for(self, meta: RuleMeta) -> Severity:
+        return self.severity.get(meta.code, meta.severity)
+
+    def file_ignores(self, rel_path: str) -> set[str]:
+        out: set[str] = set()
+        for pattern, codes in self.per_file_ignores.items():
+            if matches_glob(rel_path, pattern):
+                out.update(codes)
+        return out
+
+
+def _match(sel: str, cat: dict[str, RuleMeta], include_off: bool = False) -> set[str]:
+    sel = sel.strip().upper()
+    if sel == "ALL_DEFAULT":
+        return {c for c, m in cat.items() if m.enabled_by_default}
+    if sel == "ALL":
+        return set(cat)
+    if sel in cat:
+        return {sel}
+    names = {m.name.upper(): c for c, m in cat.items()}
+    if sel in names:
+        return {names[sel]}
+    if not sel.startswith("DRA") or not any(c.startswith(sel) for c in cat):
+        raise ConfigError(f"unknown rule code or prefix {sel!r} (see `dralint rules`)")
+    return {c for c, m in cat.items() if c.startswith(sel) and (m.enabled_by_default or include_off)}
+
+
+def find_config(start: Path, follow_symlinks: bool = False) -> Path | None:
+    """The nearest ``.dralint.yaml``, or a ``pyproject.toml`` with ``[tool.dralint]``.
+
+    A candidate that is a symlink out of both ``start`` and its own directory is an error, raised
+    before it is read (a committed ``.dralint.yaml -> ~/.aws/credentials`` would otherwise have its
+    first line quoted in the parse error).
+    """
+    for d in [start, *start.parents]:
+        roots = Roots.of([start, d], follow_symlinks)
+        for name in CONFIG_NAMES:
+            if (d / name).is_file():
+                _refuse_link(d / name, roots)
+                return d / name
+        pp = d / "pyproject.toml"
+        if pp.is_file():
+            _refuse_link(pp, roots)  # read below, to see whether it has a [tool.dralint] table
+            try:
+                if "dralint" in tomllib.loads(pp.read_text(encoding="utf-8")).get("tool", {}):
+                    return pp
+            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+                continue
+    return None
+
+
+def _refuse_link(path: Path, roots: Roots, what: str = "configuration file") -> None:
+    why = roots.refusal(path, what)
+    if why:
+        raise ConfigError(why)
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read config: {e}") from e
+    if path.name == "pyproject.toml":
+        try:
+            raw = tomllib.loads(text).get("tool", {}).get("dralint", {})
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: invalid TOML: {e}") from e
+    else:
+        try:
+            raw = yaml.safe_load(text) or {}
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{path}: invalid YAML: {yaml_error_text(e)}") from e
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the configuration must be a mapping")
+    return raw
+
+
+def _validate(raw: dict[str, Any], where: str) -> None:
+    if not raw:
+        return  # no configuration: nothing to check, and no jsonschema import (~30 ms) on every hook run
+    import jsonschema
+
+    errors = sorted(jsonschema.Draft202012Validator(CONFIG_SCHEMA).iter_errors(raw), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        loc = ".".join(str(p) for p in e.absolute_path) or "(top level)"
+        raise ConfigError(f"{where}: invalid configuration at {loc}: {e.message}")
+
+
+def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
+    where = str(path) if path else "configuration"
+    if "cache-dir" in raw:  # a checked-out tree must not choose where dralint writes (SECURITY.md)
+        raise ConfigError(f"{where}: cache-dir cannot be set in a configuration file; "
+                          "use --cache-dir or the DRALINT_CACHE_DIR environment variable instead")
+    _validate(raw, where)
+    cat = catalog()
+    cfg = Config(path=path, root=root)
+    if "select" in raw:
+        cfg.select = list(raw["select"])
+    cfg.extend_select = list(raw.get("extend-select", []))
+    cfg.ignore = list(raw.get("ignore", []))
+    cfg.per_file_ignores = {k: list(v) for k, v in raw.get("per-file-ignores", {}).items()}
+    cfg.exclude = [*raw.get("exclude", []), *raw.get("extend-exclude", [])]
+    for code, sev in raw.get("severity", {}).items():
+        meta = _resolve_code(code, cat, where)
+        cfg.severity[meta.code] = Severity.parse(sev)
+    for code, opts in raw.get("rules", {}).items():
+        meta = _resolve_code(code, cat, where)
+        schema: dict[str, Any] = dict(meta.options) if meta.options else {"type": "object", "properties": {}}
+        schema.setdefault("additionalProperties", False)
+        import jsonschema
+
+        try:
+            jsonschema.validate(opts, schema)
+        except jsonschema.ValidationError as e:
+            raise ConfigError(f"{where}: invalid options for {meta.code}: {e.message}") from e
+        cfg.rule_options[meta.code] = dict(opts)
+    cfg.fail_on = raw.get("fail-on", "warning")
+    cfg.max_file_size = raw.get("max-file-size", cfg.max_file_size)
+    cfg.unsafe_fixes = bool(raw.get("unsafe-fixes", False))
+    cfg.set_jobs(raw.get("jobs"))
+    _check_patterns(raw, where)
+    inv = raw.get("inventory", [])
+    try:
+        cfg.profile = ClusterProfile(
+            kubernetes_version=target_minor(str(raw["kubernetes-version"])) if "kubernetes-version" in raw else "",
+            feature_gates=dict(raw.get("feature-gates", {})),
+            runtime_config=dict(raw.get("runtime-config", {})),
+            drivers=[
+                DriverProfile(
+                    d["name"], str(d["version"]) if "version" in d else None, dict(d.get("feature-gates", {}))
+                )
+                for d in raw.get("drivers", [])
+            ],
+            inventory=[str(root / p) for p in ([inv] if isinstance(inv, str) else inv)],
+            extended_resources=list(raw.get("extended-resources", [])),
+            values_files={k: list(v) for k, v in raw.get("values-files", {}).items()},
+        )
+        validate_drivers(cfg.profile)
+    except ProfileError as e:
+        raise ConfigError(f"{where}: {e}") from e
+    # validate selections early so that a typo is a usage error
+    cfg.selected()
+    return cfg
+
+
+def _check_patterns(raw: dict[str, Any], where: str) -> None:
+    """Compile every `extended-resources` pattern with RE2 now, so that a bad one is a configuration
+    error (exit 2) naming the key, not an internal error in the first rule that matches a name."""
+    for i, entry in enumerate(raw.get("extended-resources", [])):
+        pattern = entry["pattern"]
+        try:
+            compile_pattern(pattern)
+        except PatternError as e:
+            shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+            raise ConfigError(f"{where}: invalid configuration at extended-resources.{i}.pattern: {shown!r} is "
+                              f"not a valid RE2 regular expression ({e})") from None
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity mask, which containers and `taskset` narrow)."""
+    if sys.version_info >= (3, 13):
+        return os.process_cpu_count() or 1
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity API (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def _resolve_code(code: str, cat: dict[str, RuleMeta], where: str) -> RuleMeta:
+    c = code.upper()
+    if c in cat:
+        return cat[c]
+    for m in cat.values():
+        if m.name == code:
+            return m
+    raise ConfigError(f"{where}: unknown rule {code!r}")
+
+
+def load_config(explicit: Path | None = None, cwd: Path | None = None, follow_symlinks: bool = False) -> Config:
+    cwd = cwd or Path.cwd()
+    path = explicit if explicit is not None else find_config(cwd, follow_symlinks)
+    if path is None:
+        return build_config({}, None, cwd)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    if explicit is not None:
+        _refuse_link(path, Roots.of([cwd], follow_symlinks))
+    return build_config(read_config_file(path), path, path.resolve().parent)
+
+
+def check_input_links(cfg: Config, values_files: Iterable[str] = (), follow_symlinks: bool = False) -> None:
+    """Refuse (exit 2) inventory and Helm values files that are symlinks out of the project, before
+    anything reads them: they are not findings, and a parse error would quote their content."""
+    roots = project_roots(cfg.root, follow_symlinks)
+    for v in values_files:
+        _refuse_link(Path(v), roots, "values file")
+    if not cfg.profile.inventory:
+        return
+    from dralint.cel.inventory import inventory_files
+
+    for p in cfg.profile.inventory:
+        _refuse_link(Path(p), roots, "inventory file")
+    for f in inventory_files(cfg.profile.inventory):
+        _refuse_link(f, roots, "inventory file")

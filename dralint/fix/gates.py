@@ -1,0 +1,55 @@
+"""The gates a fixed file passes before it is written: it re-parses without new problems, every
+document no fix touched is byte-identical, and object identities are unchanged."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+
+from dralint.fix.splice import doc_regions
+from dralint.inputs.index import objects_of
+from dralint.inputs.load import SourceFile
+
+
+def _identities(sf: SourceFile, di: int) -> list[tuple[str | None, str | None, str | None, str]]:
+    out = []
+    doc = sf.documents[di]
+    for obj in objects_of(sf, doc, True):
+        data: dict[str, Any] = obj.data if isinstance(obj.data, dict) else {}
+        meta: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
+        av = data.get("apiVersion")
+        group = av.rsplit("/", 1)[0] if isinstance(av, str) and "/" in av else ""
+        out.append((str(data.get("kind")) if "kind" in data else None,
+                    meta.get("namespace") if isinstance(meta.get("namespace"), str) else None,
+                    meta.get("name") if isinstance(meta.get("name"), str) else None, group))
+    return out
+
+
+def verify(original: SourceFile, final: SourceFile, origin: Sequence[int | None], touched: set[int]) -> str | None:
+    """The write gates for one file; the reason of the first failure, or None."""
+    before = Counter(p.code for p in original.problems if p.code in ("DRA001", "DRA003", "DRA005"))
+    after = Counter(p.code for p in final.problems if p.code in ("DRA001", "DRA003", "DRA005"))
+    if after - before:
+        bad = next(p for p in final.problems if p.code in (after - before))
+        return f"the result does not parse: {bad.message}"
+    if len(final.documents) != len(origin):
+        return f"the result has {len(final.documents)} documents where {len(origin)} were expected"
+    try:
+        r_before = doc_regions(original)
+        r_after = doc_regions(final)
+    except yaml.YAMLError as err:
+        return f"the result does not parse: {err}"
+    for k, o in enumerate(origin):
+        if o is None:
+            continue
+        if o not in touched:
+            a, b = r_before.get(o), r_after.get(k)
+            if a is None or b is None or original.text[a[0]: a[1]] != final.text[b[0]: b[1]]:
+                return f"document {o + 1}, which no fix touched, changed"
+        ids_a, ids_b = _identities(original, o), _identities(final, k)
+        if ids_a != ids_b:
+            return f"the identity (kind, namespace, name or API group) of document {o + 1} changed"
+    return None

@@ -1,0 +1,173 @@
+"""Objects and the cross-file index.
+
+Every Kubernetes object in every loaded file becomes a `K8sObject`; `kind: List` documents (as
+``kubectl get -o yaml`` prints them) are expanded into their items. The `Index` answers the
+questions cross-object rules ask ("is there a ResourceClaimTemplate `x` in namespace `y`?") over
+*all* files in the context, while findings are only reported for the target files.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from dralint.inputs.load import Document, SourceFile
+from dralint.knowledge import k8s
+from dralint.model import JsonPath, ObjectRef
+
+#: `K8sObject.facets` bits: the object holds a pod spec / a pod spec that uses DRA claims / it is a
+#: resource.k8s.io object
+POD = 1
+CLAIMS = 2
+DRA = 4
+
+
+@dataclass(eq=False)
+class K8sObject:
+    """One object. Its identity (kind, name, namespace…) is read once: rules ask for it millions of
+    times in a large run, and the data is not mutated after loading."""
+
+    file: SourceFile
+    doc: Document
+    data: dict[str, Any]
+    base_path: JsonPath = ()
+    #: findings on this object are reported (False for objects that are only context)
+    target: bool = True
+
+    @cached_property
+    def api_version(self) -> str | None:
+        v = self.data.get("apiVersion")
+        return v if isinstance(v, str) else None
+
+    @cached_property
+    def kind(self) -> str | None:
+        v = self.data.get("kind")
+        return v if isinstance(v, str) else None
+
+    @cached_property
+    def group(self) -> str:
+        return k8s.api_group(self.api_version)
+
+    @cached_property
+    def version(self) -> str:
+        return k8s.api_version_of(self.api_version)
+
+    @cached_property
+    def metadata(self) -> dict[str, Any]:
+        m = self.data.get("metadata")
+        return m if isinstance(m, dict) else {}
+
+    @cached_property
+    def name(self) -> str | None:
+        v = self.metadata.get("name")
+        return v if isinstance(v, str) else None
+
+    @cached_property
+    def namespace(self) -> str | None:
+        v = self.metadata.get("namespace")
+        return v if isinstance(v, str) else None
+
+    @cached_property
+    def annotations(self) -> dict[str, Any]:
+        a = self.metadata.get("annotations")
+        return a if isinstance(a, dict) else {}
+
+    @property
+    def source(self) -> str | None:
+        return self.doc.source
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
+
+    @cached_property
+    def pod_specs(self) -> list[k8s.PodSpecRef]:
+        return k8s.pod_specs(self.kind, self.data)
+
+    @cached_property
+    def facets(self) -> int:
+        """`POD`/`CLAIMS`/`DRA` bits, so that the engine skips the rules that would find nothing to look at."""
+        dra = DRA if self.group == k8s.DRA_GROUP else 0
+        specs = self.pod_specs
+        if not specs:
+            return dra
+        return dra | POD | (CLAIMS if any(k8s.uses_claims(ps) for ps in specs) else 0)
+
+    def label(self) -> str:
+        return self.ref.label()
+
+
+@dataclass(eq=False)
+class ValuesDoc:
+    """A YAML document that is not a Kubernetes object (Helm values, device-plugin config…)."""
+
+    file: SourceFile
+    doc: Document
+    data: Any
+    target: bool = True
+
+
+def same_namespace(a: str | None, b: str | None) -> bool:
+    """Manifests without a namespace are applied to the current namespace: treat them as matching."""
+    return a is None or b is None or a == b
+
+
+@dataclass
+class Index:
+    objects: list[K8sObject] = field(default_factory=list)
+    values: list[ValuesDoc] = field(default_factory=list)
+    files: list[SourceFile] = field(default_factory=list)
+    _by_kind: dict[str, list[K8sObject]] = field(default_factory=lambda: defaultdict(list))
+    _by_kind_name: dict[tuple[str, str], list[K8sObject]] = field(default_factory=lambda: defaultdict(list))
+
+    def add_file(self, sf: SourceFile, target: bool = True) -> None:
+        self.files.append(sf)
+        for doc in sf.documents:
+            if doc.skip:
+                continue
+            for obj in objects_of(sf, doc, target):
+                if isinstance(obj, ValuesDoc):
+                    self.values.append(obj)
+                else:
+                    self.add(obj)
+
+    def add(self, obj: K8sObject) -> None:
+        self.objects.append(obj)
+        kind = obj.kind or ""
+        self._by_kind[kind].append(obj)
+        if obj.name:
+            self._by_kind_name[(kind, obj.name)].append(obj)
+
+    def of_kind(self, *kinds: str) -> Iterator[K8sObject]:
+        for k in kinds:
+            yield from self._by_kind.get(k, ())
+
+    def find(self, kind: str, name: str, namespace: str | None = None) -> list[K8sObject]:
+        """Objects of ``kind`` named ``name`` in ``namespace`` (unset namespaces match)."""
+        return [o for o in self._by_kind_name.get((kind, name), ()) if same_namespace(o.namespace, namespace)]
+
+    def find_any_namespace(self, kind: str, name: str) -> list[K8sObject]:
+        return list(self._by_kind_name.get((kind, name), ()))
+
+    def targets(self) -> Iterator[K8sObject]:
+        return (o for o in self.objects if o.target)
+
+
+def objects_of(sf: SourceFile, doc: Document, target: bool) -> Iterable[K8sObject | ValuesDoc]:
+    data = doc.data
+    if not isinstance(data, dict):
+        return [ValuesDoc(sf, doc, data, target)] if data is not None else []
+    kind = data.get("kind")
+    if not isinstance(data.get("apiVersion"), str) or not isinstance(kind, str):
+        return [ValuesDoc(sf, doc, data, target)]
+    items = data.get("items")
+    if kind.endswith("List") and isinstance(items, list):
+        out: list[K8sObject | ValuesDoc] = []
+        for i, item in enumerate(items):
+            if isinstance(item, dict) and isinstance(item.get("kind"), str):
+                out.append(K8sObject(sf, doc, item, ("items", i), target))
+        return out
+    return [K8sObject(sf, doc, data, (), target)]

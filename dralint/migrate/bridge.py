@@ -1,0 +1,104 @@
+"""``--extended-resource-bridge``: leave pods as they are and verify or emit a DeviceClass with
+``extendedResourceName`` for each device-plugin resource they use (Kubernetes' DRAExtendedResource)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dralint.checks.legacy import usages
+from dralint.checks.registry import Context
+from dralint.engine.config import Config
+from dralint.engine.runner import Result
+from dralint.fix.emit import Style, emit_document
+from dralint.inputs import dra
+from dralint.inputs.load import SourceFile, load_bytes
+from dralint.inputs.locate import locate
+from dralint.inputs.roots import project_roots
+from dralint.knowledge import drivers, k8s, lifecycle
+from dralint.migrate.planner import _claim_api, _label
+from dralint.migrate.records import MigrateOptions, WorkloadReport
+
+# ----------------------------------------------------------------------------------------------
+# the extended-resource bridge
+
+
+def _bridge(result: Result, config: Config, opts: MigrateOptions, targets: Sequence[SourceFile],
+            ctx: Context) -> tuple[list[WorkloadReport], dict[str, bytes], list[str]]:
+    lc = lifecycle.for_profile(config.profile)
+    served: dict[str, str] = {}
+    for dc in result.index.of_kind("DeviceClass"):
+        ern = k8s.get(dc.data, "spec", "extendedResourceName")
+        if isinstance(ern, str) and dc.name:
+            served.setdefault(ern, dc.name)
+    for name in sorted(drivers.installed_classes(config.profile)):
+        info = drivers.class_info(name)
+        if info is not None and info.extended_resource_name:
+            served.setdefault(info.extended_resource_name, f"{name} (installed by the driver's Helm chart)")
+    reports: list[WorkloadReport] = []
+    new_classes: dict[str, dict[str, Any]] = {}
+    target_ids = {id(sf) for sf in targets}
+    for obj in result.index.objects:
+        if not obj.target or id(obj.file) not in target_ids:
+            continue
+        uses = usages(obj, ctx)
+        if not uses:
+            continue
+        line = locate(obj.file, obj.doc, (*obj.base_path, "kind")).line
+        rep = WorkloadReport(obj.file.path, line, obj.kind or "?", obj.namespace, obj.name or "?", "bridged")
+        for u in uses:
+            res = u.resource
+            if res.kind == "shared":
+                rep.status, rep.reason = "skipped", (f"`{res.name}` is a shared replica; extended resources backed "
+                                                     "by DRA cannot share devices")
+                break
+            have = served.get(res.name)
+            if have:
+                rep.notes.append(f"`{res.name}` is served by DeviceClass {have}")
+                continue
+            cls_name = k8s.dns_name(f"extended-{_label(res.name.split('/', 1)[-1])}.{res.vendor}")
+            info = drivers.class_info(res.device_class)
+            sel = info.selector if info else f"device.driver == '{res.vendor}'"
+            if res.kind == "mig" and res.dra_profile:
+                sel += f" && device.attributes['{res.vendor}'].profile == '{res.dra_profile}'"
+            api = f"{dra.DRA_GROUP}/v1" if not lc.known or lc.served("v1", "DeviceClass") else \
+                (_claim_api(lc) or (f"{dra.DRA_GROUP}/v1", False))[0]
+            new_classes[cls_name] = {"apiVersion": api, "kind": "DeviceClass", "metadata": {"name": cls_name},
+                                     "spec": {"selectors": [{"cel": {"expression": sel}}],
+                                              "extendedResourceName": res.name}}
+            served[res.name] = cls_name
+            rep.objects.append(f"DeviceClass {cls_name}")
+        reports.append(rep)
+    notes: list[str] = []
+    gate = lc.gate("DRAExtendedResource")
+    if lc.known and gate is None:
+        notes.append(f"Kubernetes {lc.minor} has no DRAExtendedResource: the bridge needs 1.34 or newer")
+    elif gate is not None and not gate.enabled:
+        notes.append(f"enable feature gate DRAExtendedResource ({gate.describe()}) on the API server, scheduler, "
+                     "controller manager and kubelets")
+    if reports:
+        notes.append("a node must not serve the same extended resource through both the device plugin and DRA")
+    files: dict[str, bytes] = {}
+    if new_classes:
+        path = Path(opts.bridge_file)
+        refused = project_roots(config.root).refusal(path, "--bridge-file", hint=False)
+        if refused:  # never read (a diff would show it) nor written: the DeviceClasses are not added
+            notes.append(f"{refused}; the DeviceClasses were not added")
+            return reports, files, notes
+        old = path.read_bytes() if path.is_file() else b""
+        have_names = set()
+        if old:
+            for d in load_bytes(str(path), old).documents:
+                name = k8s.get(d.data, "metadata", "name")
+                if isinstance(name, str):
+                    have_names.add(name)
+        text = old.decode("utf-8", "replace")
+        for name, body in new_classes.items():
+            if name in have_names:
+                continue
+            if text and not text.endswith("\n"):
+                text += "\n"
+            text += ("---\n" if text.strip() else "") + emit_document(body, Style())
+        files[str(path)] = text.encode("utf-8")
+    return reports, files, notes

@@ -1,0 +1,117 @@
+"""The entry points: plan and apply a migration for parsed files (`migrate_files`) or paths on disk
+(`migrate_paths`); nothing is written here (the command writes the outcomes)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from dralint.checks.registry import Context
+from dralint.engine.config import Config
+from dralint.engine.pipeline import load_paths
+from dralint.engine.runner import limits_for, lint_files
+from dralint.fix.loop import FileOutcome, load_targets
+from dralint.fix.splice import PlannedFix
+from dralint.inputs.load import SourceFile, load_bytes, yaml_error_text
+from dralint.inputs.roots import project_roots
+from dralint.migrate.apply import _Job, _merge, _run, _workers
+from dralint.migrate.bridge import _bridge
+from dralint.migrate.planner import _Planner
+from dralint.migrate.records import MigrateOptions, MigrationReport, WorkloadReport
+
+# ----------------------------------------------------------------------------------------------
+# running it
+
+
+def migrate_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], config: Config,
+                  opts: MigrateOptions, progress: Callable[[int], None] | None = None) -> MigrationReport:
+    """Plan and apply the migration in memory (nothing is written); gate every changed file."""
+    scan = replace(config, select=["DRA204"], extend_select=[], ignore=[], per_file_ignores={})
+    result = lint_files(list(targets), list(context), scan)
+    ctx = Context(index=result.index, profile=config.profile)
+    if opts.extended_resource_bridge:
+        bridged, new_files, notes = _bridge(result, config, opts, targets, ctx)
+        return MigrationReport(bridged, [FileOutcome(sf.path, sf.raw, sf.raw) for sf in targets], new_files, notes)
+    planner = _Planner(result, config, opts)
+    by_obj = {(f.path, f.doc_index, f.base_path) for f in result.findings if f.rule == "DRA204"}
+    planner.dra204 = {id(o) for o in result.index.objects if (o.file.path, o.doc.index, o.base_path) in by_obj}
+    plans: dict[str, list[PlannedFix]] = defaultdict(list)
+    reports: list[WorkloadReport] = []
+    rep_of: dict[int, WorkloadReport] = {}
+    target_ids = {id(sf) for sf in targets}
+    for obj in result.index.objects:
+        if not obj.target or id(obj.file) not in target_ids:
+            continue
+        pf, rep = planner.plan(obj)
+        if rep is not None:
+            reports.append(rep)
+        if pf is not None and rep is not None:
+            plans[obj.file.path].append(pf)
+            rep_of[id(pf)] = rep
+    outcomes = [FileOutcome(sf.path, sf.raw, sf.raw) for sf in targets]
+    todo = [k for k, sf in enumerate(targets) if plans.get(sf.path)]
+    job = _Job(list(targets), [plans.get(sf.path, []) for sf in targets], config, opts.keep_extended_resources)
+    for done in _run(job, todo, _workers(config, job, todo)):
+        _merge(done, outcomes[done.index], job.plans[done.index], rep_of)
+        if progress is not None:
+            progress(1)
+    if progress is not None:
+        progress(len(targets) - len(todo))
+    return MigrationReport(reports, outcomes)
+
+
+# ----------------------------------------------------------------------------------------------
+# applying the plans, file by file (in worker processes for large inputs)
+
+
+def migrate_paths(paths: Sequence[str], config: Config, opts: MigrateOptions, context: Sequence[str] = (),
+                  stdin: tuple[str, bytes] | None = None, follow_symlinks: bool = False,
+                  progress: Callable[[int], None] | None = None,
+                  on_loaded: Callable[[int], None] | None = None) -> MigrationReport:
+    targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
+    if stdin is not None:
+        targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
+    if on_loaded is not None:
+        on_loaded(len(targets))
+    ctx: list[SourceFile] = []
+    if context:
+        names = {str(Path(sf.path).resolve()) for sf in targets}
+        ctx_files, _ = load_paths(context, config, follow_symlinks)
+        ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
+    report = migrate_files(targets, ctx, config, opts, progress)
+    report.missing, report.write_to, report.roots = missing, write_to, roots
+    return report
+
+
+def parse_class_map(values: Sequence[str]) -> dict[str, str]:
+    """``--device-class-map``: ``FROM=TO`` pairs (comma-separated, repeatable) or a YAML mapping file."""
+    out: dict[str, str] = {}
+    for v in values:
+        p = Path(v)
+        if "=" not in v and p.is_file():
+            import yaml
+
+            refused = project_roots().refusal(p, "--device-class-map file", hint=False)
+            if refused:
+                raise ValueError(refused)
+            try:
+                data = yaml.safe_load(p.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError) as e:
+                raise ValueError(f"{v}: cannot read: {e}") from e
+            except yaml.YAMLError as e:
+                raise ValueError(f"{v}: invalid YAML: {yaml_error_text(e)}") from e
+            if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(x, str)
+                                                     for k, x in data.items()):
+                raise ValueError(f"{v}: expected a mapping of device class names")
+            out.update(data)
+            continue
+        for pair in v.split(","):
+            if not pair.strip():
+                continue
+            src, sep, dst = pair.partition("=")
+            if not sep or not src.strip() or not dst.strip():
+                raise ValueError(f"--device-class-map expects FROM=TO, got {pair!r}")
+            out[src.strip()] = dst.strip()
+    return out
