@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dralint.cli import main
+from dralint.cli.app import main
 from dralint.engine.cache import SummaryCache
 from dralint.engine.config import build_config
 from dralint.engine.pipeline import lint_paths

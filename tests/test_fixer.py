@@ -688,8 +688,8 @@ def killable(tmp_path: Path) -> Iterator[tuple[Path, bytes, bytes]]:
 
 def test_killing_fix_mid_run_leaves_old_or_new_content(killable: tuple[Path, bytes, bytes]) -> None:
     f, old, new = killable
+    mode = f.stat().st_mode & 0o777
     rnd = random.Random(7)
-    seen = set()
     for _ in range(6):
         f.write_bytes(old)
         proc = subprocess.Popen([sys.executable, "-m", "dralint", "fix", "--isolated", "--select", "DRA309", str(f)],
@@ -698,8 +698,21 @@ def test_killing_fix_mid_run_leaves_old_or_new_content(killable: tuple[Path, byt
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         content = f.read_bytes()
-        assert content in (old, new)
-        seen.add(content == new)
+        assert content in (old, new)  # never a half-written manifest
+        assert (f.stat().st_mode & 0o777) == mode
+        # besides the manifest, at most the temporary file of the interrupted write, holding a
+        # prefix of the new content (a name that discovery never lints as a manifest)
+        others = [p for p in f.parent.iterdir() if p != f]
+        assert len(others) <= 1, others
+        for p in others:
+            assert p.name.startswith(".big.yaml.") and p.name.endswith(".dralint-tmp"), p.name
+            assert new.startswith(p.read_bytes())
+            p.unlink()
+    # a run that is not killed writes the new content, and the next fix finds nothing more to do
+    f.write_bytes(old)
+    subprocess.run([sys.executable, "-m", "dralint", "fix", "--isolated", "--select", "DRA309", str(f)],
+                   capture_output=True, check=False)
+    assert f.read_bytes() == new and [p.name for p in f.parent.iterdir()] == ["big.yaml"]
     assert file_comments(load_bytes("big.yaml", new)) == file_comments(load_bytes("big.yaml", old))
 
 

@@ -164,12 +164,14 @@ def test_sarif_fingerprints_survive_line_shifts_but_tell_objects_apart() -> None
     assert before["trainer"] != before["server"]
 
 
-def test_sarif_duplicate_keys_get_distinct_fingerprints() -> None:
-    two = GPU_POD.replace("          nvidia.com/gpu: 1\n", "          nvidia.com/gpu: 1\n        requests:\n"
-                          "          nvidia.com/gpu: 1\n")
-    run = json.loads(render("sarif", lint_text(two)))["runs"][0]
+def test_sarif_findings_of_one_rule_in_one_object_get_distinct_fingerprints() -> None:
+    # two containers with a GPU limit: two DRA201 results in one Pod (tests/test_survivors.py checks
+    # which part of the key tells them apart and the counter for a repeated key)
+    two = GPU_POD + "    - name: side\n      image: x\n      resources:\n        limits:\n          nvidia.com/gpu: 1\n"
+    run = json.loads(render("sarif", lint_text(two, select=["DRA201"])))["runs"][0]
     fps = [r["partialFingerprints"]["dralint/v1"] for r in run["results"]]
-    assert len(fps) == len(set(fps))
+    assert [r["ruleId"] for r in run["results"]] == ["DRA201", "DRA201"]
+    assert len(set(fps)) == 2
 
 
 # --------------------------------------------------------------------------------------------------

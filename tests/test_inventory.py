@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dralint.cel.inventory import allocate, build, claim_spec, evaluator, load
+from dralint.cel.inventory import ClaimSpec, Inventory, allocate, build, claim_spec, evaluator, load, pods_per_node
 from dralint.inputs.index import Index
 from dralint.inputs.load import load_bytes
 from dralint.knowledge.profile import ClusterProfile
@@ -287,7 +287,80 @@ def test_network_attached_devices_are_reachable_from_every_node() -> None:
     index.add_file(sf)
     [obj] = index.objects
     spec = claim_spec(obj, index, inv, evaluator(inv, profile, {}))
-    assert allocate(spec, inv, "n1") is not None  # the local GPU plus the fabric-attached one
+    got = allocate(spec, inv, "n1")
+    assert got is not None
+    assert _names(inv, got) == [("n1", "gpu-0"), (None, "gpu-9")]  # the local GPU plus the fabric-attached one
+
+
+def _names(inv: Inventory, allocation: list[int]) -> list[tuple[str | None, str]]:
+    return [(inv.devices[i].node, inv.devices[i].name) for i in allocation]
+
+
+def _slice(node: str, names: list[str]) -> dict[str, object]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "spec": {"driver": "gpu.nvidia.com", "nodeName": node, "pool": {"name": node, "generation": 1},
+                     "devices": [{"name": n, "attributes": {"type": {"string": "gpu"}, "index": {"int": k}}}
+                                 for k, n in enumerate(names)]}}
+
+
+def _spec(inv: Inventory, requests: str, constraints: str = "") -> ClaimSpec:
+    sf = load_bytes("c.yaml", _claim("t", requests, constraints).encode())
+    index = Index()
+    index.add_file(sf)
+    [obj] = index.objects
+    return claim_spec(obj, index, inv, evaluator(inv, ClusterProfile(), {}))
+
+
+TWO_REQUESTS = """      - name: a
+        exactly: {deviceClassName: gpu.nvidia.com}
+      - name: b
+        exactly: {deviceClassName: gpu.nvidia.com}
+"""
+COUNT_TWO = "      - name: a\n        exactly: {deviceClassName: gpu.nvidia.com, count: 2}\n"
+
+
+def test_two_requests_never_share_one_device() -> None:
+    # three GPUs on one node; each pod needs two (one per request): one pod fits, not three
+    inv = build([_slice("n1", ["gpu-0", "gpu-1", "gpu-2"])])
+    two = _spec(inv, TWO_REQUESTS)
+    got = allocate(two, inv, "n1")
+    assert got is not None
+    assert _names(inv, got) == [("n1", "gpu-0"), ("n1", "gpu-1")]  # request a, then request b, first fit
+    assert pods_per_node([two], inv, 10) == {"n1": 1}
+    # the same demand as one request with count 2
+    counted = _spec(inv, COUNT_TWO)
+    assert _names(inv, allocate(counted, inv, "n1") or []) == [("n1", "gpu-0"), ("n1", "gpu-1")]
+    assert pods_per_node([counted], inv, 10) == {"n1": 1}
+    # four GPUs: two pods, each with its own pair
+    inv4 = build([_slice("n1", ["gpu-0", "gpu-1", "gpu-2", "gpu-3"])])
+    assert pods_per_node([_spec(inv4, TWO_REQUESTS)], inv4, 10) == {"n1": 2}
+    assert allocate(_spec(inv4, TWO_REQUESTS), inv4, "n1", removed={0, 1}) == [2, 3]
+
+
+def test_allocation_moves_a_device_to_the_request_that_needs_it() -> None:
+    # request a takes any GPU, request b only gpu-0: a must give gpu-0 up and take gpu-1
+    inv = build([_slice("n1", ["gpu-0", "gpu-1"])])
+    reqs = """      - name: a
+        exactly: {deviceClassName: gpu.nvidia.com}
+      - name: b
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          selectors:
+          - cel: {expression: 'device.attributes["gpu.nvidia.com"].index == 0'}
+"""
+    got = allocate(_spec(inv, reqs), inv, "n1")
+    assert got is not None and _names(inv, got) == [("n1", "gpu-1"), ("n1", "gpu-0")]
+    assert allocate(_spec(inv, reqs), inv, "n1", removed={0}) is None  # b has nothing left
+
+
+def test_per_node_allocation_with_a_constraint(inventory_file: str) -> None:
+    inv = load([inventory_file])
+    same_root = "      constraints:\n      - {requests: [a, b], matchAttribute: resource.kubernetes.io/pcieRoot}\n"
+    spec = _spec(inv, TWO_REQUESTS, same_root)
+    # node-a's two GPUs share pci0000:00; node-b's sit on different roots
+    assert _names(inv, allocate(spec, inv, "node-a") or []) == [("node-a", "gpu-0"), ("node-a", "gpu-1")]
+    assert allocate(spec, inv, "node-b") is None
+    assert pods_per_node([spec], inv, 10) == {"node-a": 1, "node-b": 0}
 
 
 def test_slices_in_the_linted_files_count_only_for_their_drivers() -> None:

@@ -140,7 +140,7 @@ def test_jobs_default_to_one_for_a_handful_of_files() -> None:
 
 
 def test_jobs_option_from_cli_and_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from dralint.cli import main
+    from dralint.cli.app import main
 
     for i in range(20):
         (tmp_path / f"pod{i}.yaml").write_text(

@@ -13,14 +13,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
-from dralint.cli.app import cli, main
+from dralint.cli.app import main
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.integration
@@ -193,15 +192,7 @@ def test_hook_reports_only_changed_files_but_resolves_across_all(
     assert "trainer.yaml" not in run.output
 
 
-@pytest.fixture
-def fix_exists() -> Iterator[None]:
-    if "fix" not in cli.commands:
-        pytest.skip("`dralint fix` is not implemented yet: the dralint-fix hook cannot run")
-    yield
-
-
-def test_fix_hook_rewrites_the_changed_file(hook_repo: Path, pre_commit_home: Path, manifests: Path,
-                                            fix_exists: None) -> None:
+def test_fix_hook_rewrites_the_changed_file(hook_repo: Path, pre_commit_home: Path, manifests: Path) -> None:
     # a container names a subrequest (`gpu/a100`); containers must name the main request, and the
     # safe fix (DRA306) rewrites it
     claim_ref = "              - name: gpu\n"
@@ -240,8 +231,7 @@ def test_hook_lints_files_named_like_options(hook_repo: Path, pre_commit_home: P
         assert f"{name}:12:15: DRA201 [warning]" in run.output
 
 
-def test_fix_hook_is_not_switched_off_by_a_file_name(hook_repo: Path, pre_commit_home: Path, manifests: Path,
-                                                    fix_exists: None) -> None:
+def test_fix_hook_is_not_switched_off_by_a_file_name(hook_repo: Path, pre_commit_home: Path, manifests: Path) -> None:
     claim_ref = "              - name: gpu\n"
     wrong = SERVER.replace(claim_ref, claim_ref + "                request: gpu/a100\n")
     _commit(manifests, {"apps/server.yaml": wrong, "--exclude=*.yaml": VICTIM})

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from dralint.cli import main
+from dralint.cli.app import main
 from dralint.inputs import render, sandbox
 from tests.conftest import REPO
 

@@ -225,7 +225,8 @@ def test_jsonschema_rs_is_the_validator() -> None:
     assert ks is not None and isinstance(ks.validator, jsonschema_rs.Draft202012Validator)
 
 
-@pytest.mark.skipif(not os.environ.get("DRALINT_KV_WHEEL"), reason="set DRALINT_KV_WHEEL to the pinned wheel")
+@pytest.mark.skipif(not os.environ.get("DRALINT_KV_WHEEL"),
+                    reason="DRALINT_KV_WHEEL is not set to the pinned kubernetes-validate wheel (.ci/run sets it)")
 def test_regenerating_from_the_pinned_wheel_changes_nothing() -> None:
     wheel = Path(os.environ["DRALINT_KV_WHEEL"])
     proc = subprocess.run([sys.executable, str(REPO / "scripts" / "update_schemas.py"), "--wheel", str(wheel),

@@ -600,24 +600,43 @@ def claim_spec(obj: K8sObject, index: ObjIndex, inv: Inventory, ev: Evaluator) -
 
 def _max_flow(needs: list[int], options: list[list[int]], multi: set[int]) -> bool:
     """Can request i get needs[i] distinct devices from options[i] (a device in ``multi`` may serve
-    several requests)? Augmenting paths over the request/device bipartite graph."""
+    several requests)?"""
+    return _assignment(needs, options, multi) is not None
+
+
+def _assignment(needs: list[int], options: list[list[int]], multi: set[int]) -> list[list[int]] | None:
+    """The devices each request gets (needs[i] distinct ones from options[i]; a device in ``multi``
+    may serve several requests and is left out of the answer, as it is not used up), or None.
+    Augmenting paths over the request/device bipartite graph: the answer is the matching itself,
+    so no device is handed to two requests."""
     owner: dict[int, tuple[int, int]] = {}  # device -> (request, slot)
     slots = [(i, k) for i, n in enumerate(needs) for k in range(n)]
 
     def try_assign(slot: tuple[int, int], seen: set[int]) -> bool:
         req = slot[0]
+        # a free device first, in inventory order, as the scheduler's first fit would take it;
+        # only then move another request's device along an augmenting path
         for d in options[req]:
             if d in multi:
                 return True
+            if d not in owner and d not in seen:
+                owner[d] = slot
+                return True
+        for d in options[req]:
             if d in seen:
                 continue
             seen.add(d)
-            if d not in owner or try_assign(owner[d], seen):
+            if try_assign(owner[d], seen):
                 owner[d] = slot
                 return True
         return False
 
-    return all(try_assign(slot, set()) for slot in slots)
+    if not all(try_assign(slot, set()) for slot in slots):
+        return None
+    out: list[list[int]] = [[] for _ in needs]
+    for d, (req, _) in sorted(owner.items(), key=lambda kv: kv[1]):
+        out[req].append(d)
+    return out
 
 
 def _feasible(alts: list[AltSpec], candidates: list[int], inv: Inventory,
@@ -660,11 +679,9 @@ def _feasible(alts: list[AltSpec], candidates: list[int], inv: Inventory,
                 needs.append(a.count)
         else:
             multi = {i for i in cand if inv.devices[i].multi}
-            if _max_flow(needs, opts, multi):
-                used: list[int] = []
-                for need, o in zip(needs, opts, strict=True):
-                    used += [i for i in o if i not in multi][:need]
-                return used
+            got = _assignment(needs, opts, multi)
+            if got is not None:
+                return [i for per_request in got for i in per_request]
     return None
 
 

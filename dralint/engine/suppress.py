@@ -52,8 +52,8 @@ def parse_directives(sf: SourceFile) -> list[Directive]:
     for m in _DIRECTIVE_RE.finditer(sf.text):
         line, col = sf.line_col(m.start())
         before = sf.text[starts[line - 1] : m.start()]
-        if before.strip() and "#" in before and not _hash_is_comment(before):
-            continue
+        if before.strip() and not _hash_is_comment(before):
+            continue  # the text of a scalar, not a comment
         kind = "file" if m.group(1) == "disable-file" else "line"
         span = Span(line, col, line, col + len(m.group(0)))
         d = Directive(kind, _split_codes(m.group(2)), span)
@@ -67,8 +67,34 @@ def parse_directives(sf: SourceFile) -> list[Directive]:
 
 
 def _hash_is_comment(before: str) -> bool:
-    # a '#' preceded by whitespace starts a comment in YAML; inside quotes it does not (best effort)
-    return before.count('"') % 2 == 0 and before.count("'") % 2 == 0
+    """Whether a '#' after ``before`` (the start of its line) begins a YAML comment: it must follow
+    whitespace, and not sit inside a quoted scalar opened earlier on the line (best effort: a
+    quoted scalar continued from an earlier line is not seen)."""
+    if not before[-1:].isspace():
+        return False
+    quote = ""
+    prev = ""  # the last non-blank character outside quotes
+    i = 0
+    while i < len(before):
+        c = before[i]
+        if quote == '"':
+            if c == "\\":
+                i += 1  # an escaped character, perhaps a quote
+            elif c == '"':
+                quote = ""
+        elif quote == "'":
+            if c == "'" and before[i + 1 : i + 2] == "'":
+                i += 1  # '' is a quote inside a single-quoted scalar
+            elif c == "'":
+                quote = ""
+        elif c == "#" and (i == 0 or before[i - 1].isspace()):
+            return True  # already inside an earlier comment
+        elif c in "\"'" and prev in ("", ":", "-", "[", "{", ",", "?"):
+            quote = c  # a quote opens a scalar only where a scalar can start (not in `it's`)
+        if not c.isspace() and not quote:
+            prev = c
+        i += 1
+    return not quote
 
 
 def _next_content_line(lines: list[str], line: int) -> int:
