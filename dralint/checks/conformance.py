@@ -26,7 +26,7 @@ from typing import Any
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
 from dralint.inputs.index import CLAIMS, K8sObject
-from dralint.knowledge import k8s, lifecycle, schema
+from dralint.knowledge import k8s, lifecycle, schema, workloads
 from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
 from dralint.suggest import closest
@@ -178,7 +178,7 @@ def schema_violation(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
 def _pod_template_errors(obj: K8sObject, ctx: Context, minor: str) -> list[schema.SchemaError]:
     out: list[schema.SchemaError] = []
     kind = obj.kind
-    known = k8s.POD_SPEC_PATHS.get(kind or "")
+    known = workloads.builtin_pod_spec_path(obj.api_version, kind)
     if known is not None:
         if kind == "Pod":
             spec = obj.data.get("spec")
@@ -193,6 +193,8 @@ def _pod_template_errors(obj: K8sObject, ctx: Context, minor: str) -> list[schem
     if scope == "none":
         return out
     for ps in obj.pod_specs:
+        if not ps.is_pod_spec:
+            continue
         for e in _validate_part(minor, "v1/PodSpec", ps.spec, ps.path):
             if _explained_elsewhere(obj, e, None):
                 continue

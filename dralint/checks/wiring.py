@@ -7,8 +7,8 @@ from typing import Any
 
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
-from dralint.inputs.index import K8sObject
-from dralint.knowledge import k8s
+from dralint.inputs.index import K8sObject, same_namespace
+from dralint.knowledge import k8s, workloads
 from dralint.model import Applicability, Edit, Fix, Violation, same, to_plain
 from dralint.suggest import closest
 
@@ -243,11 +243,16 @@ def claim_to_template_fix(obj: K8sObject, claim: dra.PodClaim, index: Any) -> Fi
 @rule("DRA307", kinds=("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "DaemonSet", "Job",
                        "CronJob"), needs="claims")
 def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    if not workloads.is_builtin(obj.api_version, obj.kind):
+        return  # a Volcano `Job` has tasks, not parallelism
     replicas = k8s.replicas(obj.kind, obj.data)
+    completions: int | None = None
     if obj.kind in ("Job", "CronJob"):
         spec = obj.data.get("spec") if obj.kind == "Job" else k8s.get(obj.data, "spec", "jobTemplate", "spec")
         par = k8s.get(spec, "parallelism")
         replicas = par if isinstance(par, int) and not isinstance(par, bool) else 1
+        comp = k8s.get(spec, "completions")
+        completions = comp if isinstance(comp, int) and not isinstance(comp, bool) else None
     many = obj.kind == "DaemonSet" or (replicas is not None and replicas > 1)
     if not many:
         return
@@ -258,7 +263,13 @@ def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterato
             targets = dra.resolve(ctx.index, claim, obj.namespace)
             if obj.kind != "DaemonSet" and any(_declares_sharing(c) for c in targets):
                 continue  # a claim configured for time-slicing/MPS is meant to be shared by the replicas
-            who = "every node's pod" if obj.kind == "DaemonSet" else f"all {replicas} replicas"
+            if obj.kind == "DaemonSet":
+                who = "every node's pod"
+            elif obj.kind in ("Job", "CronJob"):
+                who = f"the {replicas} pods that run at once (parallelism: {replicas}" + (
+                    f", completions: {completions})" if completions is not None else ")")
+            else:
+                who = f"all {replicas} replicas"
             extra = (" Node-local devices are allocated on one node, so pods on other nodes stay Pending."
                      if obj.kind == "DaemonSet" else "")
             yield Violation(
@@ -266,8 +277,26 @@ def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterato
                 f"{extra} Use `resourceClaimTemplateName` for one claim per pod",
                 (*claim.path, "resourceClaimName"),
                 on="key",
-                fix=claim_to_template_fix(obj, claim, ctx.index),
+                fix=None if _refuse_claim_fix(obj, claim, ctx) else claim_to_template_fix(obj, claim, ctx.index),
             )
+
+
+def _refuse_claim_fix(obj: K8sObject, claim: dra.PodClaim, ctx: Context) -> bool:
+    """Cases where replacing the claim by a template would damage the file or change intent: a
+    flow-style (or JSON) document would be re-emitted on one line, and a claim that other workloads
+    reference too is shared on purpose."""
+    sf, doc = obj.file, obj.doc
+    if sf.is_json or sf.text[doc.start:doc.start + 1] in ("{", "["):
+        return True
+    users = 0
+    for other in ctx.index.objects:
+        if not same_namespace(other.namespace, obj.namespace):
+            continue
+        for ps in other.pod_specs:
+            if any(c.claim_name == claim.claim_name for c in dra.pod_claims(ps)):
+                users += 1
+                break
+    return users > 1
 
 
 @rule("DRA309", needs="claims")

@@ -16,7 +16,9 @@ from dralint.model import JsonPath
 #: the API group of Dynamic Resource Allocation
 DRA_GROUP = "resource.k8s.io"
 
-#: kind -> path of the pod spec inside the object, for the built-in workload kinds
+#: kind -> path of the pod spec inside the object, for the built-in workload kinds. Discovery
+#: goes through ``schemas/workloads.yaml`` by group and kind (a Volcano Job is no batch Job): ask
+#: `workloads.builtin_pod_spec_path`; a test keeps this mapping equal to the table's built-ins
 POD_SPEC_PATHS: dict[str, JsonPath] = {
     "Pod": ("spec",),
     "Deployment": ("spec", "template", "spec"),
@@ -45,9 +47,6 @@ NO_POD_KINDS = frozenset(
 
 CONTAINER_FIELDS = ("initContainers", "containers", "ephemeralContainers")
 
-#: how deep to search custom resources for nested pod templates
-_GENERIC_MAX_DEPTH = 14
-
 
 @dataclass(frozen=True)
 class PodSpecRef:
@@ -57,6 +56,12 @@ class PodSpecRef:
     spec: dict[str, Any]
     #: path of the enclosing template (``("spec","template")`` for a Deployment; the object for a Pod)
     template_path: JsonPath
+    #: fields holding lists of containers, and fields holding one container each (KServe's
+    #: framework shorthands, an Argo template's `container`), as ``schemas/workloads.yaml`` says
+    container_lists: tuple[str, ...] = CONTAINER_FIELDS
+    single_containers: tuple[str, ...] = ()
+    #: False when the mapping only looks like a PodSpec (an Argo template): not validated as one
+    is_pod_spec: bool = True
 
 
 @dataclass(frozen=True)
@@ -84,41 +89,17 @@ def get(data: Any, *path: str | int) -> Any:
 
 
 def pod_specs(kind: str | None, data: Any) -> list[PodSpecRef]:
-    """Every pod spec in an object: the known place for built-in kinds, a search for others."""
-    if not isinstance(data, dict) or not kind:
-        return []
-    known = POD_SPEC_PATHS.get(kind)
-    if known is not None:
-        spec = _get(data, known)
-        if isinstance(spec, dict):
-            return [PodSpecRef(known, spec, known[:-1])]
-        return []
-    if kind in NO_POD_KINDS:
-        return []
-    out: list[PodSpecRef] = []
-    _search(data, (), out, 0)
-    return out
+    """Every pod spec in an object, found by its API group and kind through
+    ``schemas/workloads.yaml`` (a structural search for kinds the table does not list)."""
+    from dralint.knowledge import workloads  # the table module builds on this one
 
-
-def _search(node: Any, path: JsonPath, out: list[PodSpecRef], depth: int) -> None:
-    if depth > _GENERIC_MAX_DEPTH:
-        return
-    if isinstance(node, dict):
-        spec = node.get("spec")
-        if isinstance(spec, dict) and isinstance(spec.get("containers"), list) and path:
-            out.append(PodSpecRef((*path, "spec"), spec, path))
-            return
-        for k, v in node.items():
-            if isinstance(v, (dict, list)):
-                _search(v, (*path, k), out, depth + 1)
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            if isinstance(v, (dict, list)):
-                _search(v, (*path, i), out, depth + 1)
+    if not isinstance(data, dict):
+        return []
+    return workloads.pod_specs(data.get("apiVersion"), kind, data)
 
 
 def containers(ps: PodSpecRef) -> Iterator[ContainerRef]:
-    for f in CONTAINER_FIELDS:
+    for f in ps.container_lists:
         items = ps.spec.get(f)
         if not isinstance(items, list):
             continue
@@ -126,6 +107,11 @@ def containers(ps: PodSpecRef) -> Iterator[ContainerRef]:
             if isinstance(c, dict):
                 name = c.get("name")
                 yield ContainerRef((*ps.path, f, i), c, f, name if isinstance(name, str) else f"#{i}")
+    for f in ps.single_containers:
+        c = ps.spec.get(f)
+        if isinstance(c, dict):
+            name = c.get("name")
+            yield ContainerRef((*ps.path, f), c, f, name if isinstance(name, str) else f)
 
 
 def uses_claims(ps: PodSpecRef) -> bool:

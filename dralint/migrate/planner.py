@@ -51,7 +51,7 @@ from dralint.inputs import dra
 from dralint.inputs.index import K8sObject
 from dralint.inputs.load import SourceFile
 from dralint.inputs.locate import locate, offsets
-from dralint.knowledge import drivers, k8s, lifecycle
+from dralint.knowledge import drivers, k8s, lifecycle, schema, workloads
 from dralint.knowledge.legacy import LegacyKnowledge, LegacyResource, legacy
 from dralint.migrate.records import MigrateOptions, WorkloadReport
 from dralint.model import Applicability, Edit, Fix, JsonPath, same, to_plain
@@ -215,10 +215,15 @@ class _Planner:
                     "rewritten)")
         if not obj.name:
             return "the object has no `metadata.name` to derive a template name from"
-        if obj.kind not in k8s.POD_SPEC_PATHS and not self.opts.include_custom_resources:
+        builtin = workloads.is_builtin(obj.api_version, obj.kind)
+        if not builtin and not self.opts.include_custom_resources:
             return (f"the pod template is inside a custom resource ({obj.api_version} {obj.kind}); its CRD may not "
                     "carry `resourceClaims` (the API server would prune it): migrate it by hand once the operator "
                     "supports DRA, or pass --include-custom-resources")
+        odd = next((u.pod_spec for u in uses if not u.pod_spec.is_pod_spec), None)
+        if odd is not None:
+            return (f"`{schema.where(odd.path)}` of {obj.kind} is a {workloads.operator_of(obj.api_version, obj.kind)} "
+                    "template, not a PodSpec: it has no `resourceClaims`; migrate it by hand")
         if id(obj) in self.dra204:
             return "the pod already claims GPUs through DRA (DRA204): decide which allocator it keeps by hand"
         for u in uses:
@@ -228,7 +233,7 @@ class _Planner:
                         "containers reuse those GPUs; decide by hand which claim it should share")
             if c.field == "ephemeralContainers":
                 return f"ephemeral container `{c.name}` has resources; fix that first (they are not allowed)"
-            if obj.kind in k8s.POD_SPEC_PATHS and obj.kind != "Pod" and "image" not in c.container:
+            if builtin and obj.kind != "Pod" and "image" not in c.container:
                 return (f"container `{c.name}` has no image: this looks like a kustomize patch; migrate the base "
                         "manifest instead")
             for _, m in k8s.resource_maps(c):

@@ -18,10 +18,12 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from dralint.checks.legacy import usages
+from dralint.checks.operators import gpu_requests
 from dralint.checks.registry import Context
 from dralint.engine.runner import Result
 from dralint.inputs import dra
 from dralint.inputs.index import Index, K8sObject
+from dralint.knowledge import k8s
 from dralint.model import Finding, Severity
 from dralint.report.escaping import json_text, terminal
 from dralint.report.markdown import escape
@@ -77,6 +79,8 @@ class Readiness:
     blockers: list[Blocker]
     legacy_workloads: list[dict[str, Any]]
     files: int
+    #: per `<group>/<kind>` of the workload (a Volcano Job is not a batch Job)
+    by_kind: dict[str, Group] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +88,7 @@ class Readiness:
             "summary": {"files": self.files, **self.total.as_json()},
             "by_namespace": {k: g.as_json() for k, g in sorted(self.by_namespace.items())},
             "by_directory": {k: g.as_json() for k, g in sorted(self.by_directory.items())},
+            "by_kind": {k: g.as_json() for k, g in sorted(self.by_kind.items())},
             "blockers": [{"rule": b.rule, "name": b.name, "count": b.count, "examples": b.examples}
                          for b in self.blockers],
             "device_plugin_workloads": self.legacy_workloads,
@@ -122,25 +127,32 @@ def assess(result: Result) -> Readiness:
     by_ns: dict[str, Group] = {}
     by_dir: dict[str, Group] = {}
     legacy_list: list[dict[str, Any]] = []
+    by_kind: dict[str, Group] = {}
     for obj in index.targets():
-        if not obj.pod_specs or _owned_by_present_owner(obj, index):
+        if _owned_by_present_owner(obj, index):
+            continue
+        # GPUs an operator asks for in its own fields (NIMService, TrainJob, Spark, KubeVirt…)
+        operator_uses = gpu_requests(obj, ctx)
+        if not obj.pod_specs and not operator_uses:
             continue
         ns = obj.namespace or NO_NAMESPACE
-        groups = [total, _groups(by_ns, ns), _groups(by_dir, _directory(obj.file.path))]
+        kind = f"{obj.group}/{obj.kind}" if obj.group else f"{obj.kind}"
+        groups = [total, _groups(by_ns, ns), _groups(by_dir, _directory(obj.file.path)), _groups(by_kind, kind)]
         uses = usages(obj, ctx)
+        names = [u.resource.name for u in uses] + [f.name or "nvidia.com/gpu" for f in operator_uses]
         has_claims = any(dra.pod_claims(ps) for ps in obj.pod_specs)
         for g in groups:
             g.workloads += 1
-            g.legacy += bool(uses)
+            g.legacy += bool(names)
             g.dra += has_claims
-            g.mixed += bool(uses) and has_claims
-            for u in uses:
-                g.legacy_resources[u.resource.name] += 1
-        if uses:
+            g.mixed += bool(names) and has_claims
+            for n in names:
+                g.legacy_resources[n] += 1
+        if names:
             legacy_list.append({
                 "object": obj.ref.as_json(),
                 "path": obj.file.path,
-                "resources": sorted({u.resource.name for u in uses}),
+                "resources": sorted(set(names)),
                 "uses_dra": has_claims,
             })
     blockers: dict[str, Blocker] = {}
@@ -148,6 +160,10 @@ def assess(result: Result) -> Readiness:
         groups = [total, _groups(by_dir, _directory(f.path))]
         if f.object is not None:
             groups.append(_groups(by_ns, f.object.namespace or NO_NAMESPACE))
+            group = k8s.api_group(f.object.api_version)
+            kind_group = by_kind.get(f"{group}/{f.object.kind}" if group else f"{f.object.kind}")
+            if kind_group is not None:  # kinds that are workloads only
+                groups.append(kind_group)
         for g in groups:
             g.errors += f.severity == Severity.ERROR
             g.warnings += f.severity == Severity.WARNING
@@ -159,7 +175,7 @@ def assess(result: Result) -> Readiness:
             if len(b.examples) < EXAMPLES:
                 b.examples.append(_where(f))
     ordered = sorted(blockers.values(), key=lambda b: (-b.count, b.rule))
-    return Readiness(total, by_ns, by_dir, ordered, legacy_list, len(result.files))
+    return Readiness(total, by_ns, by_dir, ordered, legacy_list, len(result.files), by_kind)
 
 
 def _where(f: Finding) -> str:
@@ -213,6 +229,7 @@ def render_text(r: Readiness) -> str:
         out.append("")
     out += _text_table("namespace", r.by_namespace)
     out += _text_table("directory", r.by_directory)
+    out += _text_table("kind", r.by_kind)
     if r.blockers:
         out.append("Blocking (error) findings:")
         for b in r.blockers:
@@ -254,6 +271,8 @@ def render_markdown(r: Readiness) -> str:
         out += ["### By namespace", "", *_md_table("namespace", r.by_namespace)]
     if r.by_directory:
         out += ["### By directory", "", *_md_table("directory", r.by_directory)]
+    if r.by_kind:
+        out += ["### By kind", "", *_md_table("kind", r.by_kind)]
     if r.blockers:
         out += ["### Blocking findings", "", "| Rule | Name | Count | Examples |", "|---|---|---:|---|"]
         for b in r.blockers:
