@@ -451,16 +451,6 @@ def _namespace_labels(ctx: Context, ns: str) -> dict[str, Any] | None:
     return labels if isinstance(labels, dict) else {}
 
 
-def _check_name(obj: K8sObject) -> Iterator[Violation]:
-    name = obj.metadata.get("name")
-    if isinstance(name, str) and name and not is_dns_subdomain(name):
-        yield Violation(
-            f"`metadata.name` \"{name}\" is not a valid {obj.kind} name: use a DNS subdomain (lower-case letters, "
-            "digits, `-` and `.`, at most 253 characters)",
-            ("metadata", "name"), on="value",
-        )
-
-
 def _check_selectors(sels: Any, path: JsonPath, lc: Lifecycle) -> Iterator[Violation]:
     if not isinstance(sels, list):
         return
@@ -730,7 +720,7 @@ def invalid_device_request(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     kind = obj.kind
     # a version/kind the target does not know is DRA102's; its rules may not apply
     if obj.group == GROUP and (not lc.known or lc.knows(obj.version, kind or "")):
-        yield from _check_name(obj)
+        # metadata.name is DRA110's (ObjectMeta of every kind)
         if kind in CLAIM_KINDS:
             base = CLAIM_SPEC_BASE[kind]
             spec = k8s.get(obj.data, *base)
