@@ -36,37 +36,7 @@ DRIVER = "opaque parameters the API server stores unread; the NVIDIA driver reje
 #: and these objects break one of them; the real API server rejects them
 HANDWRITTEN = "bank skips hand-written validation, which rejects this object (DRA105)"
 
-#: gaps of issue 15 still open; each is removed as the point that closes it lands
-DEFAULTS = "v1 defaulting and Go zero values are not applied before validation yet"
-DROPS = "fields of disabled gates are validated instead of dropped first"
-
 EXPECTED: dict[str, str] = {
-    "0020": DEFAULTS,
-    "0048": DEFAULTS,
-    "0049": DEFAULTS,
-    "0050": DEFAULTS,
-    "0051": DEFAULTS,
-    "0299": DEFAULTS,
-    "0176": DROPS,
-    "0177": DROPS,
-    "0178": DROPS,
-    "0179": DROPS,
-    "0180": DROPS,
-    "0181": DROPS,
-    "0182": DROPS,
-    "0183": DROPS,
-    "0184": DROPS,
-    "0185": DROPS,
-    "0186": DROPS,
-    "0187": DROPS,
-    "0188": DROPS,
-    "0189": DROPS,
-    "0190": DROPS,
-    "0191": DROPS,
-    "0280": DROPS,
-    "0281": DROPS,
-    "0282": DROPS,
-    "0283": DROPS,
     "0021": DRIVER,
     "0148": DRIVER,
     "0149": DRIVER,
