@@ -205,7 +205,8 @@ def test_github_severities() -> None:
 
 
 def test_github_injection_from_manifest_text_is_neutralised() -> None:
-    result = lint_text(HOSTILE, path="evil,dir:x/h%0A.yaml")
+    # the pod name is invalid too (DRA110); this test is about one finding's message
+    result = lint_text(HOSTILE, path="evil,dir:x/h%0A.yaml", select=["DRA201"])
     assert [f.rule for f in result.findings] == ["DRA201"]
     out = render("github", result)
     lines = out.splitlines()
@@ -274,7 +275,7 @@ def test_markdown_message_without_paired_backticks_is_all_plain() -> None:
 
 def test_junit_is_valid_xml_with_escaped_text() -> None:
     text = HOSTILE.replace('name: "pod', 'name: "bell\\x07pod')
-    result = lint_text(text + "---\n" + GPU_POD, path="h&<x>.yaml")
+    result = lint_text(text + "---\n" + GPU_POD, path="h&<x>.yaml", select=["DRA201"])
     out = render("junit", result)
     root = ET.fromstring(out)
     assert root.tag == "testsuites"

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from dralint.checks import admission
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
 from dralint.inputs.index import CLAIMS, K8sObject
@@ -166,7 +167,9 @@ def schema_violation(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
         return
     errors: list[schema.SchemaError] = []
     if obj.group == GROUP and obj.kind:
-        base = CLAIM_SPEC_BASE.get(obj.kind)
+        # the API server validates after defaulting (a pool without `generation` decodes as 0)
+        obj = admission.defaulted(obj, ctx)
+        base = CLAIM_SPEC_BASE.get(obj.kind or "")
         req_base: JsonPath | None = (*base, "devices", "requests") if base else None
         errors += [e for e in _validate_part(minor, f"{obj.api_version}/{obj.kind}", obj.data, ())
                    if not _explained_elsewhere(obj, e, req_base)]
@@ -452,16 +455,6 @@ def _namespace_labels(ctx: Context, ns: str) -> dict[str, Any] | None:
     return labels if isinstance(labels, dict) else {}
 
 
-def _check_name(obj: K8sObject) -> Iterator[Violation]:
-    name = obj.metadata.get("name")
-    if isinstance(name, str) and name and not is_dns_subdomain(name):
-        yield Violation(
-            f"`metadata.name` \"{name}\" is not a valid {obj.kind} name: use a DNS subdomain (lower-case letters, "
-            "digits, `-` and `.`, at most 253 characters)",
-            ("metadata", "name"), on="value",
-        )
-
-
 def _check_selectors(sels: Any, path: JsonPath, lc: Lifecycle) -> Iterator[Violation]:
     if not isinstance(sels, list):
         return
@@ -521,6 +514,10 @@ def _since(enum: str, value: str) -> str:
 
 def _check_alternative(alt: dict[str, Any], path: JsonPath, lc: Lifecycle) -> Iterator[Violation]:
     dc = alt.get("deviceClassName")
+    if dc == "":
+        # an empty string is "not set" to the API server, and the class is required here
+        yield Violation("`deviceClassName` is empty; the API server requires a DeviceClass name",
+                        (*path, "deviceClassName"), on="value")
     if isinstance(dc, str) and dc and not is_dns_subdomain(dc):
         yield Violation(f"`deviceClassName` \"{dc}\" is not a valid DeviceClass name (a DNS subdomain: lower-case "
                         "letters, digits, `-`, `.`)", (*path, "deviceClassName"), on="value")
@@ -728,10 +725,12 @@ def _admin_access(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
 @rule("DRA104", needs=("dra", "claims"))
 def invalid_device_request(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     lc = _lc(ctx)
+    # what the API server validates: defaulted, fields of disabled gates dropped (DRA501's)
+    obj = admission.admitted(obj, ctx)
     kind = obj.kind
     # a version/kind the target does not know is DRA102's; its rules may not apply
     if obj.group == GROUP and (not lc.known or lc.knows(obj.version, kind or "")):
-        yield from _check_name(obj)
+        # metadata.name is DRA110's (ObjectMeta of every kind)
         if kind in CLAIM_KINDS:
             base = CLAIM_SPEC_BASE[kind]
             spec = k8s.get(obj.data, *base)

@@ -32,6 +32,8 @@ def not_a_kubernetes_object(sf: SourceFile, ctx: Context) -> Iterator[Violation]
         data = vd.data
         if isinstance(data, dict):
             missing = [k for k in ("apiVersion", "kind") if not isinstance(data.get(k), str)]
+            if len(missing) == 1 and isinstance(data.get("metadata"), dict):
+                continue  # an object missing half its type: DRA008's error
             msg = f"document is not a Kubernetes object (no {' or '.join(missing)}); it is not checked"
         else:
             msg = f"document is a {type(data).__name__}, not a Kubernetes object; it is not checked"

@@ -1,0 +1,130 @@
+"""The object the API server validates: decoded, defaulted, and without the fields of disabled gates.
+
+The API server does not validate what the author wrote but what is left after two steps
+(reference: ../shared/conformance/apiserver-1.35/README.md): v1 defaulting (`count: 0` → 1, an
+empty `allocationMode` → `ExactCount`, an empty toleration operator → `Equal`, Go zero values for
+fields the validation accepts at zero) and the create strategy's drop of fields whose feature gate
+is off. Validating the written object instead rejects what the server accepts (`count: 0`) and
+reports errors inside fields the server throws away (an invalid toleration under an off
+DRADeviceTaints gate; DRA501 reports the drop itself).
+
+`defaulted(obj, ctx)` is the object after defaults (what DRA101 checks: decoding-level type errors
+inside a dropped field still fail, since decoding comes first); `admitted(obj, ctx)` is after the
+drops too (what DRA104 checks). Both return copies: the loaded data is shared and never mutated.
+Positions stay those of the written object: defaults only change or add valid values, and drops
+only remove, so every path a rule reports on still exists in the file.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from dralint.checks.registry import Context
+from dralint.inputs.index import K8sObject
+from dralint.knowledge import k8s
+from dralint.knowledge.catalog import load_data
+from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, for_profile, match_paths, minor_key
+from dralint.model import JsonPath
+
+
+@dataclasses.dataclass(frozen=True)
+class Default:
+    kinds: tuple[str, ...]
+    versions: tuple[str, ...]
+    at: tuple[str, ...]
+    field: str
+    value: Any
+    when: tuple[tuple[str, Any], ...]
+    requires: tuple[str, ...]
+    since: str | None
+
+
+@cache
+def defaults() -> tuple[Default, ...]:
+    raw = load_data("kubernetes/defaults.yaml") or {}
+    out = []
+    for d in raw.get("defaults") or ():
+        out.append(Default(tuple(d.get("kinds") or ()), tuple(d.get("versions") or ()), tuple(d["at"]), d["field"],
+                           d["value"], tuple((d.get("if") or {}).items()), tuple(d.get("requires") or ()),
+                           d.get("minors")))
+    return tuple(out)
+
+
+def _targets(data: Any, kind: str, pattern: str) -> Iterator[tuple[JsonPath, Any]]:
+    head, _, rest = pattern.partition(".")
+    if head == "@claimspec":
+        base = CLAIM_SPEC_BASE.get(kind)
+        if base is None:
+            return
+        yield from match_paths(k8s.get(data, *base), rest, base)
+    else:
+        yield from match_paths(data, pattern)
+
+
+def _unset(value: Any) -> bool:
+    return value is None or value == "" or (value == 0 and not isinstance(value, bool))
+
+
+def apply_defaults(data: dict[str, Any], kind: str, version: str, minor: str | None) -> dict[str, Any]:
+    """A copy of ``data`` with the API server's defaults for ``kind`` in ``version`` filled in."""
+    out = copy.deepcopy(data)
+    for d in defaults():
+        if (d.kinds and kind not in d.kinds) or (d.versions and version not in d.versions):
+            continue
+        if d.since and minor and minor_key(minor) < minor_key(d.since):
+            continue
+        for pattern in d.at:
+            for _, node in list(_targets(out, kind, pattern)):
+                if not isinstance(node, dict) or not _unset(node.get(d.field)):
+                    continue
+                # a wrongly typed value is a decoding error (DRA101), never replaced by a default
+                if d.field in node and not isinstance(node[d.field], type(d.value)) and node[d.field] is not None:
+                    continue
+                if all(node.get(k) == v for k, v in d.when) and not any(_unset(node.get(k)) for k in d.requires):
+                    node[d.field] = d.value
+    return out
+
+
+def _drop(data: Any, path: JsonPath) -> None:
+    parent = k8s.get(data, *path[:-1]) if len(path) > 1 else data
+    last = path[-1]
+    if isinstance(parent, dict) and isinstance(last, str):
+        parent.pop(last, None)
+    elif isinstance(parent, list) and isinstance(last, int) and 0 <= last < len(parent):
+        parent[last] = None  # keep later indexes (and so positions) stable
+
+
+def defaulted(obj: K8sObject, ctx: Context) -> K8sObject:
+    key = ("admission:defaulted", id(obj))
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = obj
+        if obj.group == GROUP and obj.kind:
+            data = apply_defaults(obj.data, obj.kind, obj.version, ctx.profile.kubernetes_version)
+            if data != obj.data:
+                hit = dataclasses.replace(obj, data=data)
+        ctx.cache[key] = hit
+    return hit
+
+
+def admitted(obj: K8sObject, ctx: Context) -> K8sObject:
+    key = ("admission:admitted", id(obj))
+    hit = ctx.cache.get(key)
+    if hit is None:
+        hit = base = defaulted(obj, ctx)
+        if obj.group == GROUP:
+            lc = for_profile(ctx.profile)
+            # only plain drops: a drop that leaves the object invalid ("dropped-then-rejected") is
+            # reported by DRA501 together with the rejection it causes
+            uses = [u for u in lc.gated_uses(obj.kind, base.data, []) if u.control.when_off == "dropped"]
+            if uses:
+                data = copy.deepcopy(base.data)
+                for use in sorted(uses, key=lambda u: len(u.path), reverse=True):
+                    _drop(data, use.path)
+                hit = dataclasses.replace(obj, data=data)
+        ctx.cache[key] = hit
+    return hit

@@ -1,0 +1,81 @@
+"""DRA008 and DRA110: type meta and ObjectMeta, checked the way the API server checks them."""
+
+from __future__ import annotations
+
+from .conftest import lint_text
+
+
+def _findings(text: str, code: str = "DRA110") -> list[tuple[int, int, str]]:
+    result = lint_text(text, select=[code])
+    assert result.internal_errors == []
+    return [(f.line, f.column, f.message) for f in result.findings]
+
+
+def _obj(api: str, kind: str, meta: str) -> str:
+    return f"apiVersion: {api}\nkind: {kind}\nmetadata:\n{meta}"
+
+
+def test_name_format_follows_the_kind() -> None:
+    # the same name is valid for one kind and not for another
+    dotted = "  name: a.b\n"
+    assert _findings(_obj("v1", "ConfigMap", dotted)) == []
+    assert "DNS label" in _findings(_obj("v1", "Namespace", dotted))[0][2]
+    assert "DNS-1035" in _findings(_obj("v1", "Service", "  name: 1abc\n"))[0][2]
+    assert _findings(_obj("v1", "Pod", "  name: 1abc\n")) == []
+
+
+def test_custom_resources_and_rbac_only_need_a_path_segment() -> None:
+    assert _findings(_obj("rbac.authorization.k8s.io/v1", "ClusterRole", "  name: system:gpu-reader\n")) == []
+    assert _findings(_obj("example.com/v1", "Widget", "  name: Mixed_Case\n")) == []
+    assert "path segment" in _findings(_obj("example.com/v1", "Widget", "  name: a/b\n"))[0][2]
+
+
+def test_name_or_generate_name_is_required() -> None:
+    got = _findings(_obj("resource.k8s.io/v1", "DeviceClass", '  name: ""\n'))
+    assert got and got[0][:2] == (4, 9) and "generateName" in got[0][2]
+    assert _findings(_obj("resource.k8s.io/v1", "ResourceClaim", "  generateName: claim-\n")) == []
+    bad = _findings(_obj("resource.k8s.io/v1", "ResourceClaim", "  generateName: Claim-\n"))
+    assert len(bad) == 1 and "prefix" in bad[0][2]
+
+
+def test_tool_configurations_have_no_object_meta() -> None:
+    assert _findings("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n") == []
+    assert _findings("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n") == []
+
+
+def test_labels_annotations_finalizers_owners() -> None:
+    long_value = "v" * 64
+    meta = (f"  name: x\n  labels:\n    ok: fine\n    bad key!: x\n    long: {long_value}\n    n: 3\n"
+            "  annotations:\n    Example.COM/Mixed: ok\n  finalizers: [\"bad finalizer\"]\n"
+            "  ownerReferences:\n  - kind: Job\n    name: j\n")
+    got = [m for _, _, m in _findings(_obj("v1", "ConfigMap", meta))]
+    assert any("`bad key!`" in m for m in got)
+    assert any("64 characters" in m for m in got)
+    assert any("int value" in m for m in got)
+    assert not any("Example.COM" in m for m in got)  # annotation keys compare in lower case
+    assert any("finalizer" in m for m in got)
+    assert any("`apiVersion`, `uid`" in m for m in got)
+    assert len(got) == 5
+
+
+def test_annotation_total_size() -> None:
+    half = "x" * 140000
+    meta = f"  name: x\n  annotations:\n    a: {half}\n    b: {half}\n"
+    got = _findings(_obj("v1", "ConfigMap", meta))
+    assert len(got) == 1 and "262144" in got[0][2]
+    assert _findings(_obj("v1", "ConfigMap", f"  name: x\n  annotations:\n    a: {half}\n")) == []
+
+
+def test_namespace() -> None:
+    assert "namespace" in _findings(_obj("v1", "ConfigMap", "  name: x\n  namespace: Bad_NS\n"))[0][2]
+
+
+def test_half_type_meta_is_an_error_and_values_files_are_not() -> None:
+    got = _findings("kind: Pod\nmetadata:\n  name: p\nspec: {}\n", "DRA008")
+    assert len(got) == 1 and got[0][:2] == (1, 1) and "no `apiVersion`" in got[0][2]
+    got = _findings("apiVersion: v1\nmetadata:\n  name: p\n", "DRA008")
+    assert len(got) == 1 and "no `kind`" in got[0][2]
+    # Helm values with a top-level `kind:` are not objects
+    assert _findings("kind: Deployment\nreplicaCount: 2\n", "DRA008") == []
+    result = lint_text("kind: Pod\nmetadata:\n  name: p\n", select=["DRA002"])
+    assert result.findings == []  # reported once, by DRA008
