@@ -24,7 +24,7 @@ from dralint.cel.cost import estimate
 from dralint.cel.decls import libraries
 from dralint.cel.parser import MAX_DEPTH, CelSyntaxError, parse
 from dralint.cel.runtime import regex_error
-from dralint.cel.values import CelError, Quantity, Semver
+from dralint.cel.values import CelError, CelInternalError, Quantity, Semver, internal_message
 
 _DEVICE_FIELD_TYPES: dict[str, ty.T] = {
     "driver": ty.STRING,
@@ -95,7 +95,7 @@ class Program:
 
     @property
     def ok(self) -> bool:
-        return self.ast is not None and not any(d.code in ("syntax", "type", "unavailable", "cost")
+        return self.ast is not None and not any(d.code in ("syntax", "type", "unavailable", "cost", "internal")
                                                 for d in self.diags)
 
     def evaluate(self, device: dict[str, Any], cost_limit: int | None = None) -> bool:
@@ -111,8 +111,12 @@ class Program:
         try:
             with _deep_recursion():
                 v = self._fn(act)
+        except CelError:
+            raise
         except RecursionError:
             raise CelError("expression too deeply nested to evaluate") from None
+        except Exception as e:  # a dralint bug must not stop a lint run: report it as an evaluation error
+            raise CelInternalError("evaluator", e) from e
         if type(v) is not bool:
             raise CelError(f"the selector returned a {type(v).__name__}, not a bool")
         return v
@@ -212,8 +216,11 @@ class Environment:
         if prog.ast is None or not prog.ok:
             return []
         checker = Checker(prog.text, self.libs, self.device, self.lib_note, attr_types)
-        with _deep_recursion():
-            checker.check(prog.ast)
+        try:
+            with _deep_recursion():
+                checker.check(prog.ast)
+        except Exception as e:  # a dralint bug: a finding, never a crash of the lint run
+            return [Diag("internal", prog.ast.start, prog.ast.end, internal_message("type checker", e))]
         if not checker.refined:
             return []
         out = []
@@ -231,6 +238,14 @@ class Environment:
         return out
 
     def _compile(self, text: str) -> Program:
+        phase = ["parser"]
+        try:
+            return self._compile_phases(text, phase)
+        except Exception as e:  # every Python exception becomes a finding (DRA603), never a crash
+            return Program(text, None, [Diag("internal", 0, max(1, len(text)), internal_message(phase[0], e))],
+                           [], {}, None)
+
+    def _compile_phases(self, text: str, phase: list[str]) -> Program:
         limit = max_length()
         if len(text) > limit:
             return Program(text, None, [Diag("cost", 0, 1, f"the selector is {len(text):,} characters long; the "
@@ -240,6 +255,7 @@ class Environment:
             root = parse(text)
         except CelSyntaxError as e:
             return Program(text, None, [Diag("syntax", e.pos, e.end, e.message)], [], {}, None)
+        phase[0] = "type checker"
         checker = Checker(text, self.libs, self.device, self.lib_note)
         with _deep_recursion():
             t = checker.check(root)
@@ -248,9 +264,11 @@ class Environment:
         if not diags and final.kind not in ("bool", "any", "error"):
             diags.append(Diag("type", root.start, root.end, f"must evaluate to bool or the unknown type, not "
                               f"{ty.fmt(final)}: a selector is a condition that is true for matching devices"))
+        phase[0] = "literal checks"
         diags += self._literal_checks(root)
         cost: int | None = None
         if not any(d.code in ("syntax", "type", "unavailable") for d in diags):
+            phase[0] = "cost estimator"
             with _deep_recursion():
                 cost = estimate(root, checker.types)
             if cost > max_cost():

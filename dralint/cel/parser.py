@@ -26,6 +26,8 @@ from dralint.cel.ast import (
 from dralint.cel.values import INT64_MAX, INT64_MIN, UINT64_MAX, UInt
 
 #: nesting limit, as cel-go's parser (deeper expressions are refused as a syntax error)
+_DIGITS = frozenset("0123456789")  # str.isdigit() also accepts other scripts' digits, which int() refuses
+
 MAX_DEPTH = 250
 
 RESERVED = frozenset({
@@ -103,7 +105,7 @@ def tokenize(src: str) -> list[Token]:
             toks.append(Token("ident", word, i, j))
             i = j
             continue
-        if c.isdigit() or (c == "." and i + 1 < n and src[i + 1].isdigit()):
+        if c in _DIGITS or (c == "." and i + 1 < n and src[i + 1] in _DIGITS):
             tok, i = _number(src, i)
             toks.append(tok)
             continue
@@ -151,21 +153,21 @@ def _number(src: str, i: int) -> tuple[Token, int]:
             return Token("uint", src[start : j + 1], start, j + 1, UInt(value)), j + 1
         return Token("int", src[start:j], start, j, value), j
     j = i
-    while j < n and src[j].isdigit():
+    while j < n and src[j] in _DIGITS:
         j += 1
     is_float = False
-    if j < n and src[j] == "." and j + 1 < n and src[j + 1].isdigit():
+    if j < n and src[j] == "." and j + 1 < n and src[j + 1] in _DIGITS:
         is_float = True
         j += 1
-        while j < n and src[j].isdigit():
+        while j < n and src[j] in _DIGITS:
             j += 1
     if j < n and src[j] in "eE":
         k = j + 1
         if k < n and src[k] in "+-":
             k += 1
-        if k < n and src[k].isdigit():
+        if k < n and src[k] in _DIGITS:
             is_float = True
-            while k < n and src[k].isdigit():
+            while k < n and src[k] in _DIGITS:
                 k += 1
             j = k
     text = src[start:j]

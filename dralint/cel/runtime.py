@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
+from dralint.cel import chrono
 from dralint.cel.values import (
     INT64_MAX,
     INT64_MIN,
@@ -163,11 +164,11 @@ def add(a: Any, b: Any) -> Any:
     if isinstance(a, list) and isinstance(b, list):
         return a + b
     if ta is Duration and tb is Duration:
-        return Duration(check_int(a.ns + b.ns))
+        return chrono.duration(a.ns + b.ns)
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.ns + b.ns)
+        return chrono.timestamp(a.ns + b.ns)
     if ta is Duration and tb is Timestamp:
-        return Timestamp(a.ns + b.ns)
+        return chrono.timestamp(a.ns + b.ns)
     raise no_overload("_+_", a, b)
 
 
@@ -180,11 +181,11 @@ def sub(a: Any, b: Any) -> Any:
     if ta is float and tb is float:
         return a - b
     if ta is Duration and tb is Duration:
-        return Duration(check_int(a.ns - b.ns))
+        return chrono.duration(a.ns - b.ns)
     if ta is Timestamp and tb is Timestamp:
-        return Duration(check_int(a.ns - b.ns))
+        return chrono.duration(a.ns - b.ns)
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.ns - b.ns)
+        return chrono.timestamp(a.ns - b.ns)
     raise no_overload("_-_", a, b)
 
 
@@ -390,96 +391,17 @@ def find_all(s: Any, pattern: Any, n: Any = -1) -> list[str]:
 # time (just enough for the standard declarations)
 
 
-class Duration:
-    __slots__ = ("ns",)
-
-    def __init__(self, ns: int) -> None:
-        self.ns = ns
-
-    def __eq__(self, o: object) -> bool:
-        return isinstance(o, Duration) and o.ns == self.ns
-
-    def __hash__(self) -> int:
-        return hash(("d", self.ns))
-
-
-class Timestamp:
-    __slots__ = ("ns",)
-
-    def __init__(self, ns: int) -> None:
-        self.ns = ns
-
-    def __eq__(self, o: object) -> bool:
-        return isinstance(o, Timestamp) and o.ns == self.ns
-
-    def __hash__(self) -> int:
-        return hash(("t", self.ns))
-
-
-_DUR_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
-_DUR_RE = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
-
-
-def parse_duration(s: str) -> Duration:
-    text = s.strip()
-    sign = 1
-    if text[:1] in "+-":
-        sign = -1 if text[0] == "-" else 1
-        text = text[1:]
-    if text == "0":
-        return Duration(0)
-    pos, total = 0, 0.0
-    for m in _DUR_RE.finditer(text):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _DUR_UNITS[m.group(2)]
-        pos = m.end()
-    if pos != len(text) or not text:
-        raise CelError(f"invalid duration: {s!r}")
-    return Duration(check_int(sign * int(total)))
-
-
-def parse_timestamp(s: str) -> Timestamp:
-    import datetime
-
-    text = s.strip()
-    m = re.fullmatch(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})", text)
-    if not m:
-        raise CelError(f"invalid timestamp: {s!r}")
-    tz = m.group(3)
-    base = datetime.datetime.fromisoformat(m.group(1) + ("+00:00" if tz == "Z" else tz))
-    frac = int((m.group(2) or ".0")[1:].ljust(9, "0"))
-    return Timestamp(int(base.timestamp()) * 10**9 + frac)
+# the types and their rules live in dralint.cel.chrono; these names stay importable from here
+Duration = chrono.Duration
+Timestamp = chrono.Timestamp
+parse_duration = chrono.parse_duration
+parse_timestamp = chrono.parse_timestamp
 
 
 def _ts_part(ts: Any, part: str, tz: Any = None) -> int:
-    import datetime
-
-    if isinstance(ts, Duration):
-        secs = ts.ns // 10**9
-        return {"getHours": secs // 3600, "getMinutes": secs // 60, "getSeconds": secs,
-                "getMilliseconds": ts.ns // 10**6}[part]
-    if not isinstance(ts, Timestamp):
-        raise no_overload(part, ts)
-    zone: datetime.tzinfo = datetime.timezone.utc
-    if tz is not None:
-        zm = re.fullmatch(r"([+-])(\d{2}):(\d{2})", str(tz))
-        if zm:
-            delta = datetime.timedelta(hours=int(zm.group(2)), minutes=int(zm.group(3)))
-            zone = datetime.timezone(delta if zm.group(1) == "+" else -delta)
-        else:
-            try:
-                from zoneinfo import ZoneInfo
-
-                zone = ZoneInfo(str(tz))
-            except Exception:
-                raise CelError(f"unknown time zone {tz!r}") from None
-    d = datetime.datetime.fromtimestamp(ts.ns // 10**9, zone)
-    return {
-        "getFullYear": d.year, "getMonth": d.month - 1, "getDate": d.day, "getDayOfMonth": d.day - 1,
-        "getDayOfWeek": (d.weekday() + 1) % 7, "getDayOfYear": d.timetuple().tm_yday - 1, "getHours": d.hour,
-        "getMinutes": d.minute, "getSeconds": d.second, "getMilliseconds": (ts.ns // 10**6) % 1000,
-    }[part]
+    if type(ts) not in (Duration, Timestamp):
+        raise no_overload(part, ts, *([] if tz is None else [tz]))
+    return chrono.part(ts, part, tz)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -806,7 +728,9 @@ def to_string(v: Any) -> str:
     if isinstance(v, CelCIDR):
         return str(v.iface)
     if t is Duration:
-        return f"{v.ns / 1e9:g}s"
+        return chrono.format_duration(v)
+    if t is Timestamp:
+        return chrono.format_timestamp(v)
     raise no_overload("string", v)
 
 
@@ -1269,7 +1193,7 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "dyn": lambda v: v, "type": type_of,
     "duration": lambda v: v if type(v) is Duration else parse_duration(_str(v, "duration")),
     "timestamp": lambda v: v if type(v) is Timestamp else (
-        Timestamp(v * 10**9) if type(v) is int else parse_timestamp(_str(v, "timestamp"))),
+        chrono.timestamp_from_seconds(v) if type(v) is int else parse_timestamp(_str(v, "timestamp"))),
     # Kubernetes lists / regex / URLs
     "isSorted": _is_sorted, "sum": _sum,
     "min": lambda lst: _min_max(lst, -1, "min"), "max": lambda lst: _min_max(lst, 1, "max"),
