@@ -75,6 +75,10 @@ def type_name(v: Any) -> str:
         return "kubernetes.Quantity"
     if t is Semver:
         return "kubernetes.Semver"
+    if t is Timestamp:
+        return "google.protobuf.Timestamp"
+    if t is Duration:
+        return "google.protobuf.Duration"
     if t is TypeValue:
         return "type"
     if isinstance(v, CelURL):
@@ -133,6 +137,8 @@ def compare(a: Any, b: Any, op: str) -> int:
     if is_num(a) and is_num(b) and ta is not bool and tb is not bool:
         if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
             raise CelError("NaN values cannot be ordered")
+        if (ta is float) != (tb is float):  # cel-go orders an integer against a double as a double (lossy)
+            a, b = float(a), float(b)
         return int(a > b) - int(a < b)
     if ta is tb and ta in (Duration, Timestamp):
         return int(a.ns > b.ns) - int(a.ns < b.ns)
@@ -315,6 +321,8 @@ def has_field(operand: Any, field: str) -> bool:
         return field in operand
     if isinstance(operand, dict):
         return field in operand
+    if type(operand) is Optional:  # has(opt.f): false on none, else the test on the value
+        return operand.has_value and has_field(operand.value, field)
     raise CelError(f"invalid type for field selection: {type_name(operand)}")
 
 
@@ -381,6 +389,7 @@ def find(s: Any, pattern: Any) -> str:
 def find_all(s: Any, pattern: Any, n: Any = -1) -> list[str]:
     _str(s, "findAll", pattern)
     _str(pattern, "findAll", s)
+    _int(n, "findAll", s, pattern)
     if n == 0:
         return []
     out = [m.group(0) for m in compile_regex(pattern).finditer(s)]
@@ -488,6 +497,10 @@ def to_cidr(s: Any) -> CelCIDR:
         raise CelError(f"network address {s!r} parse error during conversion from string") from None
     if "/" not in s:
         raise CelError(f"network address {s!r} parse error: a prefix length is required")
+    if "%" in s:  # Python reads IPv6 zones (RFC 4007) in prefixes; Go's netip.ParsePrefix refuses them
+        raise CelError("CIDR with zone value is not allowed")
+    if isinstance(i.ip, ipaddress.IPv6Address) and i.ip.ipv4_mapped is not None:
+        raise CelError("IPv4-mapped IPv6 address is not allowed")
     return CelCIDR(i)
 
 
@@ -563,8 +576,16 @@ def _validate(fmt: Any, s: Any) -> Optional:
 # strings extension
 
 
+def _int(v: Any, name: str, *rest: Any) -> int:
+    """An int argument (bools are ints in Python, never in CEL: unchecked calls must not take them)."""
+    if type(v) is not int:
+        raise no_overload(name, v, *rest)
+    return v
+
+
 def _char_at(s: Any, i: Any) -> str:
     _str(s, "charAt", i)
+    _int(i, "charAt", s)
     if not 0 <= i <= len(s):
         raise CelError(f"index out of range: {i}")
     return s[i] if i < len(s) else ""
@@ -575,6 +596,7 @@ def _index_of(s: Any, sub_: Any, start: Any = 0) -> int:
         return next((i for i, x in enumerate(s) if eq(x, sub_)), -1)
     s = _str(s, "indexOf", sub_)
     sub_ = _str(sub_, "indexOf", s)
+    _int(start, "indexOf", s, sub_)
     if not 0 <= start <= len(s):
         raise CelError(f"index out of range: {start}")
     return int(s.find(sub_, start))
@@ -587,6 +609,7 @@ def _last_index_of(s: Any, sub_: Any, start: Any = None) -> int:
     sub_ = _str(sub_, "lastIndexOf", s)
     if start is None:
         return int(s.rfind(sub_))
+    _int(start, "lastIndexOf", s, sub_)
     if not 0 <= start < max(len(s), 1):
         raise CelError(f"index out of range: {start}")
     return int(s.rfind(sub_, 0, start + len(sub_)))
@@ -601,6 +624,7 @@ def _ascii(s: Any, upper: bool) -> str:
 def _replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
     s = _str(s, "replace", old, new)
     old, new = _str(old, "replace"), _str(new, "replace")
+    _int(n, "replace", s, old, new)
     hits = s.count(old) if old else len(s) + 1
     if n >= 0:
         hits = min(hits, n)
@@ -612,6 +636,7 @@ def _replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
 def _split(s: Any, sep: Any, n: Any = -1) -> list[str]:
     s = _str(s, "split", sep)
     sep = _str(sep, "split", s)
+    _int(n, "split", s, sep)
     if n == 0:
         return []
     if sep == "":
@@ -624,7 +649,8 @@ def _split(s: Any, sep: Any, n: Any = -1) -> list[str]:
 
 def _substring(s: Any, start: Any, end: Any = None) -> str:
     s = _str(s, "substring", start)
-    e = len(s) if end is None else end
+    _int(start, "substring", s)
+    e = len(s) if end is None else _int(end, "substring", s, start)
     if not 0 <= start <= len(s) or not 0 <= e <= len(s) or start > e:
         raise CelError(f"substring({start}, {e}) is out of range for a string of length {len(s)}")
     return str(s[start:e])
@@ -678,22 +704,49 @@ def _format(fmt: Any, args: Any) -> str:
     return "".join(text + (_format_one(v, verb, prec) if verb else "") for text, v, verb, prec in _clauses(fmt, args))
 
 
+def _special_float(v: Any) -> str | None:
+    """cel-go's spelling of the doubles every clause prints the same way."""
+    if type(v) is float and (math.isnan(v) or math.isinf(v)):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    return None
+
+
+def _format_s(v: Any) -> str:
+    """%s: any value; lists and maps element by element (map entries sorted by key), strings bare."""
+    special = _special_float(v)
+    if special is not None:
+        return special
+    if v is None:
+        return "null"
+    if type(v) is TypeValue:
+        return v.name
+    if isinstance(v, list):
+        return "[" + ", ".join(_format_s(x) for x in v) + "]"
+    if isinstance(v, dict):
+        items = sorted((_format_s(k), _format_s(x)) for k, x in v.items())
+        return "{" + ", ".join(f"{k}: {x}" for k, x in items) + "}"
+    return to_string(v)
+
+
 def _format_one(v: Any, verb: str, prec: int | None) -> str:
     if verb == "s":
-        return to_string(v) if not isinstance(v, (list, dict)) else repr(v)
+        return _format_s(v)
+    special = _special_float(v)
     if verb == "d":
         if type(v) in (int, UInt):
             return str(int(v))
+        if special is not None:
+            return special
         raise CelError("decimal clause can only be used on integers")
     if verb in "fe":
-        if not is_num(v):
+        if not is_num(v) or type(v) is bool:
             raise CelError("fixed-point clause can only be used on numbers")
-        return format(float(v), f".{6 if prec is None else prec}{verb}")
+        return special if special is not None else format(float(v), f".{6 if prec is None else prec}{verb}")
     if verb in "xXob":
-        if type(v) in (int, UInt):
+        if type(v) in (int, UInt) or (type(v) is bool and verb == "b"):
             return format(int(v), {"x": "x", "X": "X", "o": "o", "b": "b"}[verb])
-        if type(v) is str and verb in "xX":
-            h = v.encode().hex()
+        if type(v) in (str, bytes) and verb in "xX":
+            h = (v.encode() if type(v) is str else v).hex()
             return h.upper() if verb == "X" else h
         raise CelError(f"%{verb} clause can only be used on integers")
     raise CelError(f"unknown format verb %{verb}")  # pragma: no cover
@@ -741,7 +794,8 @@ def to_int(v: Any) -> int:
     if t is UInt:
         return check_int(int(v))
     if t is float:
-        if math.isnan(v) or not -9.223372036854776e18 <= v < 9.223372036854776e18:
+        # both ends excluded, as cel-go does: float64 cannot hold 2^63 - 1, and -2^63 is refused alike
+        if math.isnan(v) or not -9.223372036854776e18 < v < 9.223372036854776e18:
             raise CelError("integer overflow")
         return int(v)
     if t is str:
@@ -1242,7 +1296,8 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "family": lambda v: _ip(v, "family").addr.version,
     "isUnspecified": lambda v: _ip(v, "isUnspecified").addr.is_unspecified,
     "isLoopback": lambda v: _ip(v, "isLoopback").addr.is_loopback,
-    "isLinkLocalMulticast": lambda v: (lambda a: a.is_multicast and a.is_link_local
+    # Go: ff02::/16 (any flags nibble: ffX2::) for IPv6, 224.0.0.0/24 for IPv4
+    "isLinkLocalMulticast": lambda v: (lambda a: a.packed[0] == 0xFF and a.packed[1] & 0x0F == 0x02
                                        if a.version == 6 else a in ipaddress.ip_network("224.0.0.0/24"))(
         _ip(v, "isLinkLocalMulticast").addr),
     "isLinkLocalUnicast": lambda v: (lambda a: a.is_link_local and not a.is_multicast)(
