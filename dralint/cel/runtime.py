@@ -443,6 +443,7 @@ def to_url(s: Any) -> CelURL:
 
 
 def _is_url(s: Any) -> bool:
+    _str(s, "isURL")
     try:
         to_url(s)
     except CelError:
@@ -574,6 +575,15 @@ def _validate(fmt: Any, s: Any) -> Optional:
 
 # ----------------------------------------------------------------------------------------------
 # strings extension
+
+
+_ABSENT = object()
+
+
+def _bool(v: Any, name: str, *rest: Any) -> bool:
+    if type(v) is not bool:
+        raise no_overload(name, v, *rest)
+    return v
 
 
 def _int(v: Any, name: str, *rest: Any) -> int:
@@ -918,6 +928,8 @@ def _min_max(lst: Any, want: int, name: str) -> Any:
 
 def _slice(lst: Any, a: Any, b: Any) -> list[Any]:
     lst = _list(lst, "slice")
+    _int(a, "slice", lst, b)
+    _int(b, "slice", lst, a)
     if a < 0 or b < 0 or a > b or b > len(lst):
         raise CelError(f"cannot slice({a}, {b}), list is length {len(lst)}")
     return list(lst[a:b])
@@ -925,6 +937,7 @@ def _slice(lst: Any, a: Any, b: Any) -> list[Any]:
 
 def _flatten(lst: Any, depth: Any = 1) -> list[Any]:
     lst = _list(lst, "flatten")
+    _int(depth, "flatten", lst)
     if depth < 0:
         raise CelError("level must be non-negative")
     out: list[Any] = []
@@ -1291,7 +1304,7 @@ FUNCS: dict[str, Callable[..., Any]] = {
                                         for x in _list(a, "sets.intersects")),
     # IP / CIDR
     "ip": lambda v: CelIP(v.iface.ip) if isinstance(v, CelCIDR) else to_ip(v),
-    "isIP": lambda s: _ok(to_ip, s),
+    "isIP": lambda s: _ok(to_ip, _str(s, "isIP")),
     "ip.isCanonical": lambda s: str(to_ip(s).addr) == s,
     "family": lambda v: _ip(v, "family").addr.version,
     "isUnspecified": lambda v: _ip(v, "isUnspecified").addr.is_unspecified,
@@ -1303,7 +1316,7 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "isLinkLocalUnicast": lambda v: (lambda a: a.is_link_local and not a.is_multicast)(
         _ip(v, "isLinkLocalUnicast").addr),
     "isGlobalUnicast": lambda v: _go_global_unicast(_ip(v, "isGlobalUnicast").addr),
-    "cidr": to_cidr, "isCIDR": lambda s: _ok(to_cidr, s),
+    "cidr": to_cidr, "isCIDR": lambda s: _ok(to_cidr, _str(s, "isCIDR")),
     "containsIP": _contains_ip, "containsCIDR": _contains_cidr,
     "masked": lambda c: CelCIDR(ipaddress.ip_interface(str(_cidr(c, "masked").iface.network))),
     "prefixLength": lambda c: _cidr(c, "prefixLength").iface.network.prefixlen,
@@ -1311,8 +1324,8 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "format.named": lambda n: Optional(NamedFormat(n)) if _str(n, "format.named") in _FORMATS else Optional.NONE,
     "validate": _validate,
     # semver
-    "semver": lambda s, norm=False: Semver.parse(_str(s, "semver"), bool(norm)),
-    "isSemver": lambda s, norm=False: Semver.valid(_str(s, "isSemver"), bool(norm)),
+    "semver": lambda s, norm=False: Semver.parse(_str(s, "semver", norm), _bool(norm, "semver", s)),
+    "isSemver": lambda s, norm=False: Semver.valid(_str(s, "isSemver", norm), _bool(norm, "isSemver", s)),
     "major": lambda v: _sv(v, "major").major, "minor": lambda v: _sv(v, "minor").minor,
     "patch": lambda v: _sv(v, "patch").patch,
     # lists extension
@@ -1326,7 +1339,9 @@ FUNCS: dict[str, Callable[..., Any]] = {
 }
 for _name in ("getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getHours",
               "getMinutes", "getSeconds", "getMilliseconds"):
-    FUNCS[_name] = (lambda part: lambda ts, tz=None: _ts_part(ts, part, tz))(_name)
+    # the time zone, when given, must be a string (None stands for "not given")
+    FUNCS[_name] = (lambda part: lambda ts, tz=_ABSENT: _ts_part(ts, part, None if tz is _ABSENT else
+                                                                  _str(tz, part, ts)))(_name)
 
 
 def _install_formats() -> None:
