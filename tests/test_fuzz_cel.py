@@ -248,7 +248,10 @@ def test_mutated_selectors(text: str) -> None:
 
 #: selectors that once crashed dralint's CEL code (each a Python exception out of compile or evaluate)
 FIXED: list[str] = [
-    "timestamp('0000-01-01T00:00:00Z') < timestamp('2000-01-01T00:00:00Z')",
+    "timestamp('0000-01-01T00:00:00Z') < timestamp('2000-01-01T00:00:00Z')",  # ValueError out of datetime
+    '¹evice.driver == "gpu.nvidia.com"',  # str.isdigit() took a superscript digit for a number
+    'duration("") == duration("1s")',  # IndexError on an empty duration
+    'b"\ud800" == b""',  # UnicodeEncodeError: a lone surrogate in a bytes literal
 ]
 
 

@@ -9,6 +9,8 @@ the first error stops the parse (cel-go lists more, but after the first one they
 
 from __future__ import annotations
 
+import re
+
 from dralint.cel.ast import (
     Bind,
     Call,
@@ -25,9 +27,9 @@ from dralint.cel.ast import (
 )
 from dralint.cel.values import INT64_MAX, INT64_MIN, UINT64_MAX, UInt
 
-#: nesting limit, as cel-go's parser (deeper expressions are refused as a syntax error)
 _DIGITS = frozenset("0123456789")  # str.isdigit() also accepts other scripts' digits, which int() refuses
-
+_SURROGATES = re.compile("[\ud800-\udfff]")
+#: nesting limit, as cel-go's parser (deeper expressions are refused as a syntax error)
 MAX_DEPTH = 250
 
 RESERVED = frozenset({
@@ -661,6 +663,9 @@ def depth(node: Node) -> int:
 
 def parse(src: str) -> Node:
     """Parse an expression; raises `CelSyntaxError` with the offset of the problem."""
+    # A lone surrogate (YAML's "\ud800" escape) cannot reach the API server: Go's decoders turn it
+    # into U+FFFD. Do the same, one character for one, so that offsets stay valid.
+    src = _SURROGATES.sub("\ufffd", src)
     p = Parser(src)
     import sys
 
