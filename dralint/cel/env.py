@@ -295,6 +295,11 @@ class Environment:
                                         "server validates regex literals with RE2 syntax, which has no "
                                         "back-references or look-arounds)"))
                 continue
+            if fn == "format" and isinstance(n.target, Lit) and n.target.kind == "string":
+                d = format_problem(n.target, n.args[0])
+                if d is not None:
+                    out.append(d)
+                continue
             if n.target is not None or not isinstance(lit, Lit) or lit.kind != "string":
                 continue
             value = str(lit.value)
@@ -319,6 +324,47 @@ class Environment:
                 out.append(Diag("runtime", lit.start, lit.end, problem + ": the API server accepts the selector, "
                                 "but it fails with an error every time it is evaluated, which blocks allocation"))
         return out
+
+
+#: the literal kinds each format() verb takes (cel-go's format validation at compile time)
+_VERB_KINDS = {"d": {"int", "uint", "double"}, "f": {"int", "uint", "double"}, "e": {"int", "uint", "double"},
+               "x": {"int", "uint", "string", "bytes"}, "X": {"int", "uint", "string", "bytes"},
+               "o": {"int", "uint"}, "b": {"int", "uint", "bool"}}
+
+
+def format_problem(fmt: Lit, args: Node) -> Diag | None:
+    """A literal format string checked as the API server does when it compiles the selector: every
+    clause must be one format() knows, and with a literal argument list there must be one argument
+    per clause, of a kind the verb takes."""
+    import re
+
+    from dralint.cel.ast import ListLit
+    from dralint.cel.runtime import _CLAUSE
+
+    text = str(fmt.value)
+    verbs: list[str] = []
+    i = 0
+    while (j := text.find("%", i)) >= 0:
+        m = _CLAUSE.match(text, j)
+        if not m:
+            bad = re.match(r"%[^a-zA-Z%]*.?", text[j:])
+            return Diag("type", fmt.start, fmt.end, f"the format string has an unknown clause "
+                        f"`{bad.group() if bad else '%'}` at position {j} (format() knows %s %d %f %e %x %X %o %b "
+                        "and %%, with an optional precision such as %.2f)")
+        if m.group(2) != "%":
+            verbs.append(m.group(2))
+        i = m.end()
+    if not isinstance(args, ListLit):
+        return None
+    if len(args.elems) != len(verbs):
+        return Diag("type", args.start, args.end, f"the format string has {len(verbs)} clause"
+                    f"{'s' if len(verbs) != 1 else ''} but the list has {len(args.elems)} argument"
+                    f"{'s' if len(args.elems) != 1 else ''}")
+    for verb, arg in zip(verbs, args.elems, strict=True):
+        if isinstance(arg, Lit) and verb in _VERB_KINDS and arg.kind not in _VERB_KINDS[verb]:
+            return Diag("type", arg.start, arg.end, f"%{verb} cannot format a {arg.kind} "
+                        f"(it takes {', '.join(sorted(_VERB_KINDS[verb]))})")
+    return None
 
 
 def lit_src(lit: Lit) -> str:
