@@ -46,12 +46,13 @@ from hypothesis import seed as hypothesis_seed  # noqa: E402
 from tests import test_fuzz as props  # noqa: E402
 from tests import test_fuzz_cel as cel_props  # noqa: E402
 
-#: kind -> (hypothesis strategy, property); CEL kinds draw selector texts, the others file bytes
+#: kind -> (hypothesis strategy, property); CEL kinds draw selector texts, the others file bytes.
+#: The properties are looked up at each call, so that a test can replace them in their modules.
 KINDS: dict[str, tuple[Any, Any]] = {
-    "structured": (props.manifest(), props.check),
-    "bytes": (props.raw_input, props.check),
-    "cel-random": (cel_props.random_selector, cel_props.check_cel),
-    "cel-mutated": (cel_props.mutated_selector(), cel_props.check_cel),
+    "structured": (props.manifest(), lambda raw: props.check(raw)),
+    "bytes": (props.raw_input, lambda raw: props.check(raw)),
+    "cel-random": (cel_props.random_selector, lambda text: cel_props.check_cel(text)),
+    "cel-mutated": (cel_props.mutated_selector(), lambda text: cel_props.check_cel(text)),
 }
 
 
