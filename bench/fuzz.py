@@ -4,9 +4,11 @@
     python bench/fuzz.py --minutes 10            # both generators, all properties
     python bench/fuzz.py --minutes 2 --only bytes --seed 7
     python bench/fuzz.py --replay crashes/       # re-check saved reproducers
+    python bench/fuzz.py --minutes 30 --only cel # CEL selectors only (random and mutated)
 
-The generators and the properties are those of tests/test_fuzz.py (CI runs them a few seconds
-each). Here inputs are drawn in batches with fresh seeds until the time is up; each failing input
+The generators and the properties are those of tests/test_fuzz.py and, for CEL selectors (kinds
+``cel-random`` and ``cel-mutated``; ``--only cel`` runs both), tests/test_fuzz_cel.py (CI runs them
+a few seconds each). Here inputs are drawn in batches with fresh seeds until the time is up; each failing input
 is reduced to a signature (the rule and exception of an internal error, or the failed property)
 and the smallest input per signature is written to ``--out`` (default ``fuzz-crashes/``) so that
 it can be replayed and turned into a regression test. Exit code 1 when anything failed.
@@ -42,6 +44,16 @@ from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import seed as hypothesis_seed  # noqa: E402
 
 from tests import test_fuzz as props  # noqa: E402
+from tests import test_fuzz_cel as cel_props  # noqa: E402
+
+#: kind -> (hypothesis strategy, property); CEL kinds draw selector texts, the others file bytes.
+#: The properties are looked up at each call, so that a test can replace them in their modules.
+KINDS: dict[str, tuple[Any, Any]] = {
+    "structured": (props.manifest(), lambda raw: props.check(raw)),
+    "bytes": (props.raw_input, lambda raw: props.check(raw)),
+    "cel-random": (cel_props.random_selector, lambda text: cel_props.check_cel(text)),
+    "cel-mutated": (cel_props.mutated_selector(), lambda text: cel_props.check_cel(text)),
+}
 
 
 def signature(exc: BaseException) -> str:
@@ -51,21 +63,24 @@ def signature(exc: BaseException) -> str:
     if rules:
         return " + ".join(sorted({f"{r} {e}" for r, e in rules}))
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    if first.startswith("CEL "):  # CEL failures name their phase, exception and line (tests/test_fuzz_cel.py)
+        return first
     first = re.sub(r"\d+", "N", first)  # the same property failing at another position is the same bug
     return f"{type(exc).__name__}: {first[:120]}"
 
 
-def make_probe(strategy: Any, batch_seed: int, found: list[tuple[bytes, BaseException]], count: list[int]) -> Any:
+def make_probe(strategy: Any, batch_seed: int, found: list[tuple[Any, BaseException]], count: list[int],
+               check: Any = props.check) -> Any:
     """50 generated inputs through `check`; failures are collected, not raised."""
 
     @hypothesis_seed(batch_seed)
     @settings(max_examples=50, deadline=None, database=None, derandomize=False,
               phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(strategy)
-    def probe(raw: bytes) -> None:
+    def probe(raw: Any) -> None:
         count[0] += 1
         try:
-            props.check(raw)
+            check(raw)
         except Exception as exc:  # collect every failure, keep generating
             found.append((raw, exc))
 
@@ -109,22 +124,23 @@ class Progress:
 
 def run(kind: str, seconds: float, seed: int, out: Path, failures: dict[str, bytes],
         progress: Progress | None = None, max_batches: int | None = None) -> int:
-    strategy = props.manifest() if kind == "structured" else props.raw_input
+    strategy, check = KINDS[kind]
     count = [0]
     deadline = time.monotonic() + seconds
     collected = time.monotonic()
     batch = 0
     while time.monotonic() < deadline and (max_batches is None or batch < max_batches):
         batch += 1
-        found: list[tuple[bytes, BaseException]] = []
-        probe = make_probe(strategy, seed * 1_000_003 + batch, found, count)
+        found: list[tuple[Any, BaseException]] = []
+        probe = make_probe(strategy, seed * 1_000_003 + batch, found, count, check)
         probe()
         if time.monotonic() - collected >= GC_EVERY:
             gc.collect()  # see the module docstring: without it the garbage of every input stays
             collected = time.monotonic()
         if progress is not None:
             progress.tick(kind, count[0])
-        for raw, e in found:
+        for drawn, e in found:
+            raw = drawn.encode("utf-8", "surrogatepass") if isinstance(drawn, str) else drawn
             sig = signature(e)
             if sig not in failures or len(raw) < len(failures[sig]):
                 if sig not in failures:
@@ -134,7 +150,7 @@ def run(kind: str, seconds: float, seed: int, out: Path, failures: dict[str, byt
                 failures[sig] = raw
                 name = hashlib.sha1(sig.encode()).hexdigest()[:12]
                 out.mkdir(parents=True, exist_ok=True)
-                (out / f"{name}.yaml").write_bytes(raw)
+                (out / f"{name}{'.cel' if kind.startswith('cel') else '.yaml'}").write_bytes(raw)
                 (out / f"{name}.txt").write_text(sig + "\n")
     if progress is not None:
         progress.total += count[0]
@@ -144,7 +160,7 @@ def run(kind: str, seconds: float, seed: int, out: Path, failures: dict[str, byt
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--minutes", type=float, default=5.0)
-    ap.add_argument("--only", choices=["structured", "bytes"])
+    ap.add_argument("--only", choices=[*KINDS, "cel"])
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--out", type=Path, default=Path("fuzz-crashes"))
     ap.add_argument("--replay", type=Path, help="check every *.yaml in this directory instead")
@@ -154,15 +170,18 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.replay:
         bad = 0
-        for p in sorted(a.replay.glob("*.yaml")):
+        for p in sorted([*a.replay.glob("*.yaml"), *a.replay.glob("*.cel")]):
             try:
-                props.check(p.read_bytes())
+                if p.suffix == ".cel":
+                    cel_props.check_cel(p.read_bytes().decode("utf-8", "surrogatepass"), lint=True)
+                else:
+                    props.check(p.read_bytes())
                 print(f"ok      {p.name}")
             except Exception as e:  # report and go on
                 bad += 1
                 print(f"FAILS   {p.name}: {signature(e)}")
         return 1 if bad else 0
-    kinds = [a.only] if a.only else ["structured", "bytes"]
+    kinds = ["cel-random", "cel-mutated"] if a.only == "cel" else [a.only] if a.only else list(KINDS)
     failures: dict[str, bytes] = {}
     t0 = time.monotonic()
     counts = {}

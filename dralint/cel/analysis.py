@@ -122,6 +122,8 @@ class SelectorReport:
     names: list[NameIssue] = field(default_factory=list)
     #: DRA603 problems that only show at allocation time (literal arguments, attribute types)
     runtime: list[Diag] = field(default_factory=list)
+    #: dralint's own failures on this selector (a bug to report; the selector is not fully checked)
+    internal: list[Diag] = field(default_factory=list)
 
 
 def analyze(text: str, profile: ClusterProfile, cache: dict[Any, Any]) -> SelectorReport:
@@ -138,9 +140,13 @@ def analyze(text: str, profile: ClusterProfile, cache: dict[Any, Any]) -> Select
     prog = env.compile(text)
     report = SelectorReport(prog)
     report.runtime = [d for d in prog.diags if d.code == "runtime"]
+    report.internal = [d for d in prog.diags if d.code == "internal"]
     if prog.ast is not None:
         report.names = _name_issues(prog, view)
         for d in env.check_refined(prog, view.attr_type):
+            if d.code == "internal":
+                report.internal.append(d)
+                continue
             msg = d.message
             if d.fn in ("_==_", "_!=_") and len(d.args) == 2:
                 outcome = "false" if d.fn == "_==_" else "true"

@@ -32,7 +32,7 @@ from dralint.cel.ast import (
     Select,
     StructLit,
 )
-from dralint.cel.decls import DECLS, MACRO_LIBS, TYPE_IDENTS, Overload
+from dralint.cel.decls import DECLS, MACRO_LIBS, QUALIFIED_TYPE_IDENTS, TYPE_IDENTS, Overload
 from dralint.cel.types import T, fmt
 from dralint.suggest import closest
 
@@ -164,7 +164,7 @@ class Checker:
         if node.name == "device":
             self.origin[id(node)] = ("device",)
             return ty.DEVICE
-        if node.name in TYPE_IDENTS:
+        if node.name in TYPE_IDENTS and node.name != "dyn":  # `dyn` is a type only inside type declarations
             return ty.type_of(TYPE_IDENTS[node.name])
         hint = ""
         if node.start > 0 and self._src_char(node.start - 1) == "-":
@@ -180,6 +180,9 @@ class Checker:
 
     # -- field selection ---------------------------------------------------------------------------
     def check_select(self, node: Select, test_only: bool) -> T:
+        q = _qualified_name(node) if not test_only else None
+        if q is not None and q in QUALIFIED_TYPE_IDENTS and self.lookup_local(q.split(".")[0]) is None:
+            return ty.type_of(QUALIFIED_TYPE_IDENTS[q])
         operand_t = self.check(node.operand)
         origin = self.origin.get(id(node.operand), ())
         target, was_opt = operand_t, False

@@ -158,9 +158,28 @@ class Estimator:
             return MAX_ATTRIBUTE_VALUE
         return 1
 
+    def _element_size(self, target: Node) -> int:
+        """Size of the values a loop variable takes: known for literals and for the ``device``
+        maps (declared limits); for any other list cel-go has no entry size, so it is unbounded
+        (``s.split("").map(c, c + c)`` is refused by the API server)."""
+        if isinstance(target, ListLit):
+            return max((self.estimate(e)[1] for e in target.elems), default=0)
+        if isinstance(target, MapLit):
+            return max((self.estimate(k)[1] for k, _, _ in target.entries), default=0)
+        elem_t = self.typ(target)
+        inner = elem_t.params[0] if elem_t.kind in ("list", "map") and elem_t.params else ty.DYN
+        if inner.kind in ("bool", "int", "uint", "double", "null", "timestamp", "duration"):
+            return 1
+        cur = target
+        while isinstance(cur, (Select, Index)):
+            cur = cur.operand
+        if isinstance(cur, Ident) and (cur.name == "device" or any(cur.name in s for s in self.scopes)):
+            return MAX_ATTRIBUTE_VALUE
+        return UNBOUNDED
+
     def _comprehension(self, n: Comprehension) -> tuple[int, int]:
         cr, size = self.estimate(n.target)
-        elem = MAX_ATTRIBUTE_VALUE
+        elem = self._element_size(n.target)
         scope = {n.var: elem}
         if n.var2:
             scope[n.var2] = elem
@@ -189,6 +208,10 @@ class Estimator:
             return _cap(est[0][0] + max(est[1][0], est[2][0])), max(sizes[1], sizes[2])
         if fn in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"):
             t0 = self.typ(parts[0])
+            if t0.kind == "type" or self.typ(parts[1]).kind == "type":
+                # cel-go knows no size for type values: 0.1 x the smaller unknown size is unbounded
+                # (the 1.35 API server refuses `type(device.driver) == string` as too costly)
+                return UNBOUNDED, 1
             if t0.kind in ("string", "bytes", "list", "map", "dyn", "any"):
                 return _cap(arg_cost + max(1, _per_char(min(sizes), 0.1))), 1
             return _cap(arg_cost + 1), 1
@@ -217,6 +240,13 @@ class Estimator:
             s = sizes[0]
             extra = s * s if fn == "distinct" else s * max(1, math.ceil(math.log2(max(s, 2))))
             return _cap(arg_cost + extra + 1), s
+        if fn in ("startsWith", "endsWith") and n.target is not None and len(sizes) == 2:
+            return _cap(arg_cost + max(1, _per_char(sizes[1], 0.1))), 1  # cel-go: the prefix's length only
+        if fn == "contains" and n.target is not None and len(sizes) == 2 and self.typ(parts[0]).kind == "string":
+            # cel-go: (0.1 x receiver) x (0.1 x substring)
+            str_cost, sub_cost = _per_char(sizes[0], 0.1), _per_char(sizes[1], 0.1)
+            return _cap(arg_cost + max(1, str_cost * sub_cost if UNBOUNDED not in (str_cost, sub_cost)
+                                       else UNBOUNDED)), 1
         built = self._builder(fn, n, sizes, arg_cost)
         if built is not None:
             return built

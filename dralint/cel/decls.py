@@ -282,7 +282,12 @@ MACRO_LIBS = {
 TYPE_IDENTS: dict[str, T] = {
     "bool": BOOL, "int": INT, "uint": UINT, "double": DOUBLE, "string": STRING, "bytes": BYTES,
     "null_type": T("null"), "list": list_of(DYN), "map": map_of(DYN, DYN), "dyn": DYN,
-    "type": type_of(DYN),
+    "type": type_of(DYN), "optional_type": optional_of(DYN),
+}
+
+#: qualified names of types (``type(t) == google.protobuf.Timestamp``, ``net.IP``)
+QUALIFIED_TYPE_IDENTS: dict[str, T] = {
+    "google.protobuf.Timestamp": TIMESTAMP, "google.protobuf.Duration": DURATION, "net.IP": IP, "net.CIDR": CIDR,
 }
 
 

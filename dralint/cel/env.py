@@ -24,7 +24,7 @@ from dralint.cel.cost import estimate
 from dralint.cel.decls import libraries
 from dralint.cel.parser import MAX_DEPTH, CelSyntaxError, parse
 from dralint.cel.runtime import regex_error
-from dralint.cel.values import CelError, Quantity, Semver
+from dralint.cel.values import CelError, CelInternalError, Quantity, Semver, internal_message
 
 _DEVICE_FIELD_TYPES: dict[str, ty.T] = {
     "driver": ty.STRING,
@@ -95,7 +95,7 @@ class Program:
 
     @property
     def ok(self) -> bool:
-        return self.ast is not None and not any(d.code in ("syntax", "type", "unavailable", "cost")
+        return self.ast is not None and not any(d.code in ("syntax", "type", "unavailable", "cost", "internal")
                                                 for d in self.diags)
 
     def evaluate(self, device: dict[str, Any], cost_limit: int | None = None) -> bool:
@@ -111,8 +111,12 @@ class Program:
         try:
             with _deep_recursion():
                 v = self._fn(act)
+        except CelError:
+            raise
         except RecursionError:
             raise CelError("expression too deeply nested to evaluate") from None
+        except Exception as e:  # a dralint bug must not stop a lint run: report it as an evaluation error
+            raise CelInternalError("evaluator", e) from e
         if type(v) is not bool:
             raise CelError(f"the selector returned a {type(v).__name__}, not a bool")
         return v
@@ -212,8 +216,11 @@ class Environment:
         if prog.ast is None or not prog.ok:
             return []
         checker = Checker(prog.text, self.libs, self.device, self.lib_note, attr_types)
-        with _deep_recursion():
-            checker.check(prog.ast)
+        try:
+            with _deep_recursion():
+                checker.check(prog.ast)
+        except Exception as e:  # a dralint bug: a finding, never a crash of the lint run
+            return [Diag("internal", prog.ast.start, prog.ast.end, internal_message("type checker", e))]
         if not checker.refined:
             return []
         out = []
@@ -231,6 +238,14 @@ class Environment:
         return out
 
     def _compile(self, text: str) -> Program:
+        phase = ["parser"]
+        try:
+            return self._compile_phases(text, phase)
+        except Exception as e:  # every Python exception becomes a finding (DRA603), never a crash
+            return Program(text, None, [Diag("internal", 0, max(1, len(text)), internal_message(phase[0], e))],
+                           [], {}, None)
+
+    def _compile_phases(self, text: str, phase: list[str]) -> Program:
         limit = max_length()
         if len(text) > limit:
             return Program(text, None, [Diag("cost", 0, 1, f"the selector is {len(text):,} characters long; the "
@@ -240,6 +255,7 @@ class Environment:
             root = parse(text)
         except CelSyntaxError as e:
             return Program(text, None, [Diag("syntax", e.pos, e.end, e.message)], [], {}, None)
+        phase[0] = "type checker"
         checker = Checker(text, self.libs, self.device, self.lib_note)
         with _deep_recursion():
             t = checker.check(root)
@@ -248,9 +264,11 @@ class Environment:
         if not diags and final.kind not in ("bool", "any", "error"):
             diags.append(Diag("type", root.start, root.end, f"must evaluate to bool or the unknown type, not "
                               f"{ty.fmt(final)}: a selector is a condition that is true for matching devices"))
+        phase[0] = "literal checks"
         diags += self._literal_checks(root)
         cost: int | None = None
         if not any(d.code in ("syntax", "type", "unavailable") for d in diags):
+            phase[0] = "cost estimator"
             with _deep_recursion():
                 cost = estimate(root, checker.types)
             if cost > max_cost():
@@ -277,6 +295,11 @@ class Environment:
                                         "server validates regex literals with RE2 syntax, which has no "
                                         "back-references or look-arounds)"))
                 continue
+            if fn == "format" and isinstance(n.target, Lit) and n.target.kind == "string":
+                d = format_problem(n.target, n.args[0])
+                if d is not None:
+                    out.append(d)
+                continue
             if n.target is not None or not isinstance(lit, Lit) or lit.kind != "string":
                 continue
             value = str(lit.value)
@@ -301,6 +324,47 @@ class Environment:
                 out.append(Diag("runtime", lit.start, lit.end, problem + ": the API server accepts the selector, "
                                 "but it fails with an error every time it is evaluated, which blocks allocation"))
         return out
+
+
+#: the literal kinds each format() verb takes (cel-go's format validation at compile time)
+_VERB_KINDS = {"d": {"int", "uint", "double"}, "f": {"int", "uint", "double"}, "e": {"int", "uint", "double"},
+               "x": {"int", "uint", "string", "bytes"}, "X": {"int", "uint", "string", "bytes"},
+               "o": {"int", "uint"}, "b": {"int", "uint", "bool"}}
+
+
+def format_problem(fmt: Lit, args: Node) -> Diag | None:
+    """A literal format string checked as the API server does when it compiles the selector: every
+    clause must be one format() knows, and with a literal argument list there must be one argument
+    per clause, of a kind the verb takes."""
+    import re
+
+    from dralint.cel.ast import ListLit
+    from dralint.cel.runtime import _CLAUSE
+
+    text = str(fmt.value)
+    verbs: list[str] = []
+    i = 0
+    while (j := text.find("%", i)) >= 0:
+        m = _CLAUSE.match(text, j)
+        if not m:
+            bad = re.match(r"%[^a-zA-Z%]*.?", text[j:])
+            return Diag("type", fmt.start, fmt.end, f"the format string has an unknown clause "
+                        f"`{bad.group() if bad else '%'}` at position {j} (format() knows %s %d %f %e %x %X %o %b "
+                        "and %%, with an optional precision such as %.2f)")
+        if m.group(2) != "%":
+            verbs.append(m.group(2))
+        i = m.end()
+    if not isinstance(args, ListLit):
+        return None
+    if len(args.elems) != len(verbs):
+        return Diag("type", args.start, args.end, f"the format string has {len(verbs)} clause"
+                    f"{'s' if len(verbs) != 1 else ''} but the list has {len(args.elems)} argument"
+                    f"{'s' if len(args.elems) != 1 else ''}")
+    for verb, arg in zip(verbs, args.elems, strict=True):
+        if isinstance(arg, Lit) and verb in _VERB_KINDS and arg.kind not in _VERB_KINDS[verb]:
+            return Diag("type", arg.start, arg.end, f"%{verb} cannot format a {arg.kind} "
+                        f"(it takes {', '.join(sorted(_VERB_KINDS[verb]))})")
+    return None
 
 
 def lit_src(lit: Lit) -> str:

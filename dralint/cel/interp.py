@@ -31,7 +31,7 @@ from dralint.cel.ast import (
     Select,
     StructLit,
 )
-from dralint.cel.decls import TYPE_IDENTS
+from dralint.cel.decls import QUALIFIED_TYPE_IDENTS, TYPE_IDENTS
 from dralint.cel.values import CelError, Optional, TypeValue, UInt
 
 DEFAULT_COST_LIMIT = 1_000_000
@@ -118,7 +118,7 @@ class Compiler:
     # -- variables and selection -------------------------------------------------------------------
     def ident(self, n: Ident) -> Fn:
         name = n.name
-        if not self.is_local(name) and name != "device" and name in TYPE_IDENTS:
+        if not self.is_local(name) and name not in ("device", "dyn") and name in TYPE_IDENTS:
             tv = TypeValue({"null_type": "null_type"}.get(name, name))
             return lambda a: tv
 
@@ -132,6 +132,10 @@ class Compiler:
 
     def select(self, n: Select) -> Fn:
         field = n.field
+        q = _qualified(n)
+        if q is not None and q in QUALIFIED_TYPE_IDENTS and not self.is_local(q.split(".")[0]):
+            tv = TypeValue(q)
+            return lambda a: tv
         # fast path for the shape almost every selector has: device.attributes["d"].name
         op = n.operand
         if (not n.optional and isinstance(op, Index) and not op.optional and isinstance(op.index, Lit)
@@ -168,8 +172,9 @@ class Compiler:
             if type(v) is Optional:
                 if not v.has_value:
                     return v
-                return Optional(rt.select(v.value, field)) if isinstance(v.value, dict) and field in v.value \
-                    else Optional.NONE
+                if isinstance(v.value, dict):
+                    return Optional(v.value[field]) if field in v.value else Optional.NONE
+                return Optional(rt.select(v.value, field))  # selecting on a non-map is an error, as in cel-go
             return rt.select(v, field)
 
         return sel

@@ -9,6 +9,8 @@ the first error stops the parse (cel-go lists more, but after the first one they
 
 from __future__ import annotations
 
+import re
+
 from dralint.cel.ast import (
     Bind,
     Call,
@@ -25,6 +27,8 @@ from dralint.cel.ast import (
 )
 from dralint.cel.values import INT64_MAX, INT64_MIN, UINT64_MAX, UInt
 
+_DIGITS = frozenset("0123456789")  # str.isdigit() also accepts other scripts' digits, which int() refuses
+_SURROGATES = re.compile("[\ud800-\udfff]")
 #: nesting limit, as cel-go's parser (deeper expressions are refused as a syntax error)
 MAX_DEPTH = 250
 
@@ -103,7 +107,7 @@ def tokenize(src: str) -> list[Token]:
             toks.append(Token("ident", word, i, j))
             i = j
             continue
-        if c.isdigit() or (c == "." and i + 1 < n and src[i + 1].isdigit()):
+        if c in _DIGITS or (c == "." and i + 1 < n and src[i + 1] in _DIGITS):
             tok, i = _number(src, i)
             toks.append(tok)
             continue
@@ -151,21 +155,21 @@ def _number(src: str, i: int) -> tuple[Token, int]:
             return Token("uint", src[start : j + 1], start, j + 1, UInt(value)), j + 1
         return Token("int", src[start:j], start, j, value), j
     j = i
-    while j < n and src[j].isdigit():
+    while j < n and src[j] in _DIGITS:
         j += 1
     is_float = False
-    if j < n and src[j] == "." and j + 1 < n and src[j + 1].isdigit():
+    if j < n and src[j] == "." and j + 1 < n and src[j + 1] in _DIGITS:
         is_float = True
         j += 1
-        while j < n and src[j].isdigit():
+        while j < n and src[j] in _DIGITS:
             j += 1
     if j < n and src[j] in "eE":
         k = j + 1
         if k < n and src[k] in "+-":
             k += 1
-        if k < n and src[k].isdigit():
+        if k < n and src[k] in _DIGITS:
             is_float = True
-            while k < n and src[k].isdigit():
+            while k < n and src[k] in _DIGITS:
                 k += 1
             j = k
     text = src[start:j]
@@ -659,6 +663,9 @@ def depth(node: Node) -> int:
 
 def parse(src: str) -> Node:
     """Parse an expression; raises `CelSyntaxError` with the offset of the problem."""
+    # A lone surrogate (YAML's "\ud800" escape) cannot reach the API server: Go's decoders turn it
+    # into U+FFFD. Do the same, one character for one, so that offsets stay valid.
+    src = _SURROGATES.sub("\ufffd", src)
     p = Parser(src)
     import sys
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
+from dralint.cel import chrono
 from dralint.cel.values import (
     INT64_MAX,
     INT64_MIN,
@@ -74,6 +75,10 @@ def type_name(v: Any) -> str:
         return "kubernetes.Quantity"
     if t is Semver:
         return "kubernetes.Semver"
+    if t is Timestamp:
+        return "google.protobuf.Timestamp"
+    if t is Duration:
+        return "google.protobuf.Duration"
     if t is TypeValue:
         return "type"
     if isinstance(v, CelURL):
@@ -132,6 +137,8 @@ def compare(a: Any, b: Any, op: str) -> int:
     if is_num(a) and is_num(b) and ta is not bool and tb is not bool:
         if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
             raise CelError("NaN values cannot be ordered")
+        if (ta is float) != (tb is float):  # cel-go orders an integer against a double as a double (lossy)
+            a, b = float(a), float(b)
         return int(a > b) - int(a < b)
     if ta is tb and ta in (Duration, Timestamp):
         return int(a.ns > b.ns) - int(a.ns < b.ns)
@@ -163,11 +170,11 @@ def add(a: Any, b: Any) -> Any:
     if isinstance(a, list) and isinstance(b, list):
         return a + b
     if ta is Duration and tb is Duration:
-        return Duration(check_int(a.ns + b.ns))
+        return chrono.duration(a.ns + b.ns)
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.ns + b.ns)
+        return chrono.timestamp(a.ns + b.ns)
     if ta is Duration and tb is Timestamp:
-        return Timestamp(a.ns + b.ns)
+        return chrono.timestamp(a.ns + b.ns)
     raise no_overload("_+_", a, b)
 
 
@@ -180,11 +187,11 @@ def sub(a: Any, b: Any) -> Any:
     if ta is float and tb is float:
         return a - b
     if ta is Duration and tb is Duration:
-        return Duration(check_int(a.ns - b.ns))
+        return chrono.duration(a.ns - b.ns)
     if ta is Timestamp and tb is Timestamp:
-        return Duration(check_int(a.ns - b.ns))
+        return chrono.duration(a.ns - b.ns)
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.ns - b.ns)
+        return chrono.timestamp(a.ns - b.ns)
     raise no_overload("_-_", a, b)
 
 
@@ -314,6 +321,8 @@ def has_field(operand: Any, field: str) -> bool:
         return field in operand
     if isinstance(operand, dict):
         return field in operand
+    if type(operand) is Optional:  # has(opt.f): false on none, else the test on the value
+        return operand.has_value and has_field(operand.value, field)
     raise CelError(f"invalid type for field selection: {type_name(operand)}")
 
 
@@ -380,6 +389,7 @@ def find(s: Any, pattern: Any) -> str:
 def find_all(s: Any, pattern: Any, n: Any = -1) -> list[str]:
     _str(s, "findAll", pattern)
     _str(pattern, "findAll", s)
+    _int(n, "findAll", s, pattern)
     if n == 0:
         return []
     out = [m.group(0) for m in compile_regex(pattern).finditer(s)]
@@ -390,96 +400,17 @@ def find_all(s: Any, pattern: Any, n: Any = -1) -> list[str]:
 # time (just enough for the standard declarations)
 
 
-class Duration:
-    __slots__ = ("ns",)
-
-    def __init__(self, ns: int) -> None:
-        self.ns = ns
-
-    def __eq__(self, o: object) -> bool:
-        return isinstance(o, Duration) and o.ns == self.ns
-
-    def __hash__(self) -> int:
-        return hash(("d", self.ns))
-
-
-class Timestamp:
-    __slots__ = ("ns",)
-
-    def __init__(self, ns: int) -> None:
-        self.ns = ns
-
-    def __eq__(self, o: object) -> bool:
-        return isinstance(o, Timestamp) and o.ns == self.ns
-
-    def __hash__(self) -> int:
-        return hash(("t", self.ns))
-
-
-_DUR_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
-_DUR_RE = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
-
-
-def parse_duration(s: str) -> Duration:
-    text = s.strip()
-    sign = 1
-    if text[:1] in "+-":
-        sign = -1 if text[0] == "-" else 1
-        text = text[1:]
-    if text == "0":
-        return Duration(0)
-    pos, total = 0, 0.0
-    for m in _DUR_RE.finditer(text):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _DUR_UNITS[m.group(2)]
-        pos = m.end()
-    if pos != len(text) or not text:
-        raise CelError(f"invalid duration: {s!r}")
-    return Duration(check_int(sign * int(total)))
-
-
-def parse_timestamp(s: str) -> Timestamp:
-    import datetime
-
-    text = s.strip()
-    m = re.fullmatch(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})", text)
-    if not m:
-        raise CelError(f"invalid timestamp: {s!r}")
-    tz = m.group(3)
-    base = datetime.datetime.fromisoformat(m.group(1) + ("+00:00" if tz == "Z" else tz))
-    frac = int((m.group(2) or ".0")[1:].ljust(9, "0"))
-    return Timestamp(int(base.timestamp()) * 10**9 + frac)
+# the types and their rules live in dralint.cel.chrono; these names stay importable from here
+Duration = chrono.Duration
+Timestamp = chrono.Timestamp
+parse_duration = chrono.parse_duration
+parse_timestamp = chrono.parse_timestamp
 
 
 def _ts_part(ts: Any, part: str, tz: Any = None) -> int:
-    import datetime
-
-    if isinstance(ts, Duration):
-        secs = ts.ns // 10**9
-        return {"getHours": secs // 3600, "getMinutes": secs // 60, "getSeconds": secs,
-                "getMilliseconds": ts.ns // 10**6}[part]
-    if not isinstance(ts, Timestamp):
-        raise no_overload(part, ts)
-    zone: datetime.tzinfo = datetime.timezone.utc
-    if tz is not None:
-        zm = re.fullmatch(r"([+-])(\d{2}):(\d{2})", str(tz))
-        if zm:
-            delta = datetime.timedelta(hours=int(zm.group(2)), minutes=int(zm.group(3)))
-            zone = datetime.timezone(delta if zm.group(1) == "+" else -delta)
-        else:
-            try:
-                from zoneinfo import ZoneInfo
-
-                zone = ZoneInfo(str(tz))
-            except Exception:
-                raise CelError(f"unknown time zone {tz!r}") from None
-    d = datetime.datetime.fromtimestamp(ts.ns // 10**9, zone)
-    return {
-        "getFullYear": d.year, "getMonth": d.month - 1, "getDate": d.day, "getDayOfMonth": d.day - 1,
-        "getDayOfWeek": (d.weekday() + 1) % 7, "getDayOfYear": d.timetuple().tm_yday - 1, "getHours": d.hour,
-        "getMinutes": d.minute, "getSeconds": d.second, "getMilliseconds": (ts.ns // 10**6) % 1000,
-    }[part]
+    if type(ts) not in (Duration, Timestamp):
+        raise no_overload(part, ts, *([] if tz is None else [tz]))
+    return chrono.part(ts, part, tz)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -512,6 +443,7 @@ def to_url(s: Any) -> CelURL:
 
 
 def _is_url(s: Any) -> bool:
+    _str(s, "isURL")
     try:
         to_url(s)
     except CelError:
@@ -566,6 +498,10 @@ def to_cidr(s: Any) -> CelCIDR:
         raise CelError(f"network address {s!r} parse error during conversion from string") from None
     if "/" not in s:
         raise CelError(f"network address {s!r} parse error: a prefix length is required")
+    if "%" in s:  # Python reads IPv6 zones (RFC 4007) in prefixes; Go's netip.ParsePrefix refuses them
+        raise CelError("CIDR with zone value is not allowed")
+    if isinstance(i.ip, ipaddress.IPv6Address) and i.ip.ipv4_mapped is not None:
+        raise CelError("IPv4-mapped IPv6 address is not allowed")
     return CelCIDR(i)
 
 
@@ -641,8 +577,25 @@ def _validate(fmt: Any, s: Any) -> Optional:
 # strings extension
 
 
+_ABSENT = object()
+
+
+def _bool(v: Any, name: str, *rest: Any) -> bool:
+    if type(v) is not bool:
+        raise no_overload(name, v, *rest)
+    return v
+
+
+def _int(v: Any, name: str, *rest: Any) -> int:
+    """An int argument (bools are ints in Python, never in CEL: unchecked calls must not take them)."""
+    if type(v) is not int:
+        raise no_overload(name, v, *rest)
+    return v
+
+
 def _char_at(s: Any, i: Any) -> str:
     _str(s, "charAt", i)
+    _int(i, "charAt", s)
     if not 0 <= i <= len(s):
         raise CelError(f"index out of range: {i}")
     return s[i] if i < len(s) else ""
@@ -653,6 +606,7 @@ def _index_of(s: Any, sub_: Any, start: Any = 0) -> int:
         return next((i for i, x in enumerate(s) if eq(x, sub_)), -1)
     s = _str(s, "indexOf", sub_)
     sub_ = _str(sub_, "indexOf", s)
+    _int(start, "indexOf", s, sub_)
     if not 0 <= start <= len(s):
         raise CelError(f"index out of range: {start}")
     return int(s.find(sub_, start))
@@ -665,6 +619,7 @@ def _last_index_of(s: Any, sub_: Any, start: Any = None) -> int:
     sub_ = _str(sub_, "lastIndexOf", s)
     if start is None:
         return int(s.rfind(sub_))
+    _int(start, "lastIndexOf", s, sub_)
     if not 0 <= start < max(len(s), 1):
         raise CelError(f"index out of range: {start}")
     return int(s.rfind(sub_, 0, start + len(sub_)))
@@ -679,6 +634,7 @@ def _ascii(s: Any, upper: bool) -> str:
 def _replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
     s = _str(s, "replace", old, new)
     old, new = _str(old, "replace"), _str(new, "replace")
+    _int(n, "replace", s, old, new)
     hits = s.count(old) if old else len(s) + 1
     if n >= 0:
         hits = min(hits, n)
@@ -690,6 +646,7 @@ def _replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
 def _split(s: Any, sep: Any, n: Any = -1) -> list[str]:
     s = _str(s, "split", sep)
     sep = _str(sep, "split", s)
+    _int(n, "split", s, sep)
     if n == 0:
         return []
     if sep == "":
@@ -702,7 +659,8 @@ def _split(s: Any, sep: Any, n: Any = -1) -> list[str]:
 
 def _substring(s: Any, start: Any, end: Any = None) -> str:
     s = _str(s, "substring", start)
-    e = len(s) if end is None else end
+    _int(start, "substring", s)
+    e = len(s) if end is None else _int(end, "substring", s, start)
     if not 0 <= start <= len(s) or not 0 <= e <= len(s) or start > e:
         raise CelError(f"substring({start}, {e}) is out of range for a string of length {len(s)}")
     return str(s[start:e])
@@ -756,22 +714,49 @@ def _format(fmt: Any, args: Any) -> str:
     return "".join(text + (_format_one(v, verb, prec) if verb else "") for text, v, verb, prec in _clauses(fmt, args))
 
 
+def _special_float(v: Any) -> str | None:
+    """cel-go's spelling of the doubles every clause prints the same way."""
+    if type(v) is float and (math.isnan(v) or math.isinf(v)):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    return None
+
+
+def _format_s(v: Any) -> str:
+    """%s: any value; lists and maps element by element (map entries sorted by key), strings bare."""
+    special = _special_float(v)
+    if special is not None:
+        return special
+    if v is None:
+        return "null"
+    if type(v) is TypeValue:
+        return v.name
+    if isinstance(v, list):
+        return "[" + ", ".join(_format_s(x) for x in v) + "]"
+    if isinstance(v, dict):
+        items = sorted((_format_s(k), _format_s(x)) for k, x in v.items())
+        return "{" + ", ".join(f"{k}: {x}" for k, x in items) + "}"
+    return to_string(v)
+
+
 def _format_one(v: Any, verb: str, prec: int | None) -> str:
     if verb == "s":
-        return to_string(v) if not isinstance(v, (list, dict)) else repr(v)
+        return _format_s(v)
+    special = _special_float(v)
     if verb == "d":
         if type(v) in (int, UInt):
             return str(int(v))
+        if special is not None:
+            return special
         raise CelError("decimal clause can only be used on integers")
     if verb in "fe":
-        if not is_num(v):
+        if not is_num(v) or type(v) is bool:
             raise CelError("fixed-point clause can only be used on numbers")
-        return format(float(v), f".{6 if prec is None else prec}{verb}")
+        return special if special is not None else format(float(v), f".{6 if prec is None else prec}{verb}")
     if verb in "xXob":
-        if type(v) in (int, UInt):
+        if type(v) in (int, UInt) or (type(v) is bool and verb == "b"):
             return format(int(v), {"x": "x", "X": "X", "o": "o", "b": "b"}[verb])
-        if type(v) is str and verb in "xX":
-            h = v.encode().hex()
+        if type(v) in (str, bytes) and verb in "xX":
+            h = (v.encode() if type(v) is str else v).hex()
             return h.upper() if verb == "X" else h
         raise CelError(f"%{verb} clause can only be used on integers")
     raise CelError(f"unknown format verb %{verb}")  # pragma: no cover
@@ -806,7 +791,9 @@ def to_string(v: Any) -> str:
     if isinstance(v, CelCIDR):
         return str(v.iface)
     if t is Duration:
-        return f"{v.ns / 1e9:g}s"
+        return chrono.format_duration(v)
+    if t is Timestamp:
+        return chrono.format_timestamp(v)
     raise no_overload("string", v)
 
 
@@ -817,7 +804,8 @@ def to_int(v: Any) -> int:
     if t is UInt:
         return check_int(int(v))
     if t is float:
-        if math.isnan(v) or not -9.223372036854776e18 <= v < 9.223372036854776e18:
+        # both ends excluded, as cel-go does: float64 cannot hold 2^63 - 1, and -2^63 is refused alike
+        if math.isnan(v) or not -9.223372036854776e18 < v < 9.223372036854776e18:
             raise CelError("integer overflow")
         return int(v)
     if t is str:
@@ -940,6 +928,8 @@ def _min_max(lst: Any, want: int, name: str) -> Any:
 
 def _slice(lst: Any, a: Any, b: Any) -> list[Any]:
     lst = _list(lst, "slice")
+    _int(a, "slice", lst, b)
+    _int(b, "slice", lst, a)
     if a < 0 or b < 0 or a > b or b > len(lst):
         raise CelError(f"cannot slice({a}, {b}), list is length {len(lst)}")
     return list(lst[a:b])
@@ -947,6 +937,7 @@ def _slice(lst: Any, a: Any, b: Any) -> list[Any]:
 
 def _flatten(lst: Any, depth: Any = 1) -> list[Any]:
     lst = _list(lst, "flatten")
+    _int(depth, "flatten", lst)
     if depth < 0:
         raise CelError("level must be non-negative")
     out: list[Any] = []
@@ -1269,7 +1260,7 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "dyn": lambda v: v, "type": type_of,
     "duration": lambda v: v if type(v) is Duration else parse_duration(_str(v, "duration")),
     "timestamp": lambda v: v if type(v) is Timestamp else (
-        Timestamp(v * 10**9) if type(v) is int else parse_timestamp(_str(v, "timestamp"))),
+        chrono.timestamp_from_seconds(v) if type(v) is int else parse_timestamp(_str(v, "timestamp"))),
     # Kubernetes lists / regex / URLs
     "isSorted": _is_sorted, "sum": _sum,
     "min": lambda lst: _min_max(lst, -1, "min"), "max": lambda lst: _min_max(lst, 1, "max"),
@@ -1313,18 +1304,19 @@ FUNCS: dict[str, Callable[..., Any]] = {
                                         for x in _list(a, "sets.intersects")),
     # IP / CIDR
     "ip": lambda v: CelIP(v.iface.ip) if isinstance(v, CelCIDR) else to_ip(v),
-    "isIP": lambda s: _ok(to_ip, s),
+    "isIP": lambda s: _ok(to_ip, _str(s, "isIP")),
     "ip.isCanonical": lambda s: str(to_ip(s).addr) == s,
     "family": lambda v: _ip(v, "family").addr.version,
     "isUnspecified": lambda v: _ip(v, "isUnspecified").addr.is_unspecified,
     "isLoopback": lambda v: _ip(v, "isLoopback").addr.is_loopback,
-    "isLinkLocalMulticast": lambda v: (lambda a: a.is_multicast and a.is_link_local
+    # Go: ff02::/16 (any flags nibble: ffX2::) for IPv6, 224.0.0.0/24 for IPv4
+    "isLinkLocalMulticast": lambda v: (lambda a: a.packed[0] == 0xFF and a.packed[1] & 0x0F == 0x02
                                        if a.version == 6 else a in ipaddress.ip_network("224.0.0.0/24"))(
         _ip(v, "isLinkLocalMulticast").addr),
     "isLinkLocalUnicast": lambda v: (lambda a: a.is_link_local and not a.is_multicast)(
         _ip(v, "isLinkLocalUnicast").addr),
     "isGlobalUnicast": lambda v: _go_global_unicast(_ip(v, "isGlobalUnicast").addr),
-    "cidr": to_cidr, "isCIDR": lambda s: _ok(to_cidr, s),
+    "cidr": to_cidr, "isCIDR": lambda s: _ok(to_cidr, _str(s, "isCIDR")),
     "containsIP": _contains_ip, "containsCIDR": _contains_cidr,
     "masked": lambda c: CelCIDR(ipaddress.ip_interface(str(_cidr(c, "masked").iface.network))),
     "prefixLength": lambda c: _cidr(c, "prefixLength").iface.network.prefixlen,
@@ -1332,8 +1324,8 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "format.named": lambda n: Optional(NamedFormat(n)) if _str(n, "format.named") in _FORMATS else Optional.NONE,
     "validate": _validate,
     # semver
-    "semver": lambda s, norm=False: Semver.parse(_str(s, "semver"), bool(norm)),
-    "isSemver": lambda s, norm=False: Semver.valid(_str(s, "isSemver"), bool(norm)),
+    "semver": lambda s, norm=False: Semver.parse(_str(s, "semver", norm), _bool(norm, "semver", s)),
+    "isSemver": lambda s, norm=False: Semver.valid(_str(s, "isSemver", norm), _bool(norm, "isSemver", s)),
     "major": lambda v: _sv(v, "major").major, "minor": lambda v: _sv(v, "minor").minor,
     "patch": lambda v: _sv(v, "patch").patch,
     # lists extension
@@ -1347,7 +1339,9 @@ FUNCS: dict[str, Callable[..., Any]] = {
 }
 for _name in ("getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getHours",
               "getMinutes", "getSeconds", "getMilliseconds"):
-    FUNCS[_name] = (lambda part: lambda ts, tz=None: _ts_part(ts, part, tz))(_name)
+    # the time zone, when given, must be a string (None stands for "not given")
+    FUNCS[_name] = (lambda part: lambda ts, tz=_ABSENT: _ts_part(ts, part, None if tz is _ABSENT else
+                                                                  _str(tz, part, ts)))(_name)
 
 
 def _install_formats() -> None:

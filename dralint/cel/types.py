@@ -154,6 +154,8 @@ def assignable(m: Mapping, expected: T, actual: T) -> Mapping | None:
         return out
     if is_dyn(t1) or is_dyn(t2):
         return m
+    if t1.kind == "type" and t2.kind == "type":
+        return m  # cel-go: type values are all of one kind (`type(7) == type(7u)` checks, and is false)
     if t1.kind == "null":
         return m if _nullable(t2) else None
     if t2.kind == "null":

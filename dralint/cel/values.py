@@ -26,6 +26,30 @@ class CelError(Exception):
     """A CEL evaluation error (what cel-go returns as an error value)."""
 
 
+class CelInternalError(CelError):
+    """A Python exception inside dralint's CEL code (a dralint bug, not a CEL error): still a CelError
+    so that a caller evaluating selectors reports it instead of crashing, but distinguishable (the
+    fuzzers look for it)."""
+
+    def __init__(self, phase: str, cause: BaseException) -> None:
+        super().__init__(internal_message(phase, cause))
+        self.phase = phase
+        self.cause = cause
+
+
+def internal_message(phase: str, cause: BaseException) -> str:
+    """What to tell the user, with where it failed (the innermost frame: enough for a bug report,
+    and what the fuzzers use to tell two bugs apart)."""
+    import os
+    import traceback
+
+    frames = traceback.extract_tb(cause.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    detail = str(cause)[:200]
+    return (f"could not be checked: dralint's CEL {phase} failed on it ({type(cause).__name__}{where}"
+            f"{': ' + detail if detail else ''}); this is a bug in dralint, please report it")
+
+
 class UInt(int):
     """CEL ``uint``: compares equal to ints of the same value, but is its own type."""
 
@@ -205,7 +229,7 @@ class Semver:
             raise CelError("invalid semver: number out of range")
         pre: tuple[str | int, ...] = ()
         if m.group(4):
-            pre = tuple(int(p) if p.isdigit() else p for p in m.group(4).split("."))
+            pre = tuple(int(p) if p.isascii() and p.isdigit() else p for p in m.group(4).split("."))
         return cls(major, minor, patch, pre, m.group(5) or "", text)
 
     @classmethod

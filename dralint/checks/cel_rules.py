@@ -14,7 +14,7 @@ from dralint.cel.checker import Diag
 from dralint.checks.registry import Context, rule
 from dralint.inputs.index import K8sObject
 from dralint.knowledge import k8s
-from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
+from dralint.model import Applicability, Edit, Fix, JsonPath, Severity, Violation
 
 _KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
 
@@ -94,6 +94,9 @@ def cel_type_error(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
             continue
         for d in rep.runtime:
             yield _violation(obj, path, text, d, f"CEL selector {d.message}")
+        for d in rep.internal:  # dralint's own failure: said plainly, as a warning (the verdict is unknown)
+            v = _violation(obj, path, text, d, f"CEL selector {d.message}")
+            yield Violation(v.message, v.path, on=v.on, span=v.span, severity=Severity.WARNING)
 
 
 @rule("DRA604", kinds=_KINDS)
