@@ -433,7 +433,7 @@ def test_archived_subchart_schemas_are_checked(repo: Path, listener: Listener, s
 def test_archive_bomb_is_refused_without_unpacking_it(repo: Path, listener: Listener, spawned: list[Any],
                                                        monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    offline = importlib.import_module("dralint.offline")
+    offline = importlib.import_module("dralint.inputs.offline")
     monkeypatch.setattr(offline, "MAX_ARCHIVE_BYTES", 1 << 20)  # so that the bomb can be small
     c = chart(repo)
     (c / "charts").mkdir()

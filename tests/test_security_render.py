@@ -418,13 +418,13 @@ def test_a_sandboxed_child_cannot_reach_a_local_server(tmp_path: Path, listener:
 # -- the guard of test_security sees the renderers too -----------------------------------------------
 
 # starts from the guard of tests/test_security.py (network and exec denied, and logged), then lets a
-# process start only from dralint/sandbox.py, logging what it was given
+# process start only from dralint/inputs/sandbox.py, logging what it was given
 SPAWN_GUARD = "import subprocess as _sp\n_real_init = _sp.Popen.__init__\n" + GUARD + '''
 import json, traceback
 
 def _spawn(self, args, *rest, **kwargs):
     callers = [f.filename for f in traceback.extract_stack()[:-1]]
-    allowed = any(c.replace(os.sep, "/").endswith("dralint/sandbox.py") for c in callers)
+    allowed = any(c.replace(os.sep, "/").endswith("dralint/inputs/sandbox.py") for c in callers)
     with open(_log, "a") as fh:
         fh.write(json.dumps({"allowed": allowed, "argv": [str(a) for a in args],
                              "env": kwargs.get("env"), "session": kwargs.get("start_new_session"),
