@@ -2,7 +2,7 @@
 
 The SDK runs the chart's templates inside the process that loads it: a template that loops for
 ever, allocates without end or reaches the network would do so in dralint itself. So dralint starts
-this file through `dralint.sandbox` as ``python -I -B <this file>`` and talks JSON:
+this file through `dralint.inputs.sandbox` as ``python -I -B <this file>`` and talks JSON:
 
 stdin   ``{"path": dir holding helm_python, "chart": dir, "values": {...}, "name": str, "namespace": str}``
 stdout  ``{"manifests": {template path: text}}`` or ``{"error": str, "stage": "load" | "render"}``

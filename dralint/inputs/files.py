@@ -1,7 +1,7 @@
 """Finding and reading the files to lint.
 
 Directories are walked recursively for ``.yaml``/``.yml``/``.json`` files, skipping VCS folders,
-virtualenvs and excluded globs. A symlink that leads outside the roots (`dralint.roots`) is never
+virtualenvs and excluded globs. A symlink that leads outside the roots (`dralint.inputs.roots`) is never
 opened: it becomes an info finding (DRA007) unless ``--follow-symlinks``. Only regular files are
 read (a FIFO would block; a device would never end). Read errors become findings, not exceptions.
 """

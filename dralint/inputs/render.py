@@ -17,7 +17,7 @@ Charts and kustomizations are untrusted input that the renderers execute, so bot
   link (out of the tree, to a directory, a loop) is left out and reported as one DRA007 finding, so
   ``.Files.Get``/``.Files.Glob`` see nothing outside the chart;
 - every renderer — helm, kustomize/kubectl, and the Helm SDK, which runs in a child process of its
-  own (`dralint._render_child`) — starts through `dralint.sandbox.run_sandboxed`: a timeout
+  own (`dralint.inputs._render_child`) — starts through `dralint.inputs.sandbox.run_sandboxed`: a timeout
   (``DRALINT_RENDER_TIMEOUT`` seconds, default 120), memory/CPU/process limits, an empty
   environment, and no network where the OS allows an empty network namespace;
 - what a renderer says when it fails (Helm ``fail``/``required``, kustomize errors) becomes the
@@ -100,7 +100,7 @@ def _capped(text: str) -> str:
 
 
 def _run(argv: list[str], what: str, cwd: Path, stdin: bytes | None = None) -> str:
-    """Run a renderer contained (`dralint.sandbox`) and return its output; any failure is a RenderError."""
+    """Run a renderer contained (`dralint.inputs.sandbox`) and return its output; any failure is a RenderError."""
     try:
         outcome = sandbox.run_sandboxed(argv, cwd=cwd, timeout=sandbox.timeout_seconds(), stdin=stdin)
     except sandbox.SandboxError as e:
@@ -498,7 +498,7 @@ def kustomization_file(path: str | Path) -> Path | None:
 
 def check_offline(path: Path, *, chart: bool = False) -> None:
     """Refuse a kustomization (or, ``chart``, a Helm chart) that names anything remote or out of the
-    project, before any renderer runs: `dralint.offline` holds the rules."""
+    project, before any renderer runs: `dralint.inputs.offline` holds the rules."""
     from dralint.inputs import offline
 
     if chart:
