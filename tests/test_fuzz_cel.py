@@ -20,11 +20,14 @@ in four also goes through the whole linter inside a DeviceClass and a ResourceCl
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
@@ -37,6 +40,16 @@ from tests import test_fuzz
 from tests.conftest import SHARED
 
 SETTINGS = test_fuzz.SETTINGS
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _forget_the_programs() -> Iterator[None]:
+    """Thousands of random programs stay in the environments' caches: drop them with the module,
+    since later tests measure the peak memory of child processes, which starts from this process's."""
+    yield
+    for minor, gates in ENVS:
+        Environment.for_target(minor, gates)._cache.clear()
+    gc.collect()
 
 ENVS = [("1.31", {}), ("1.34", {}), ("1.35", {}), ("1.37", {"DRAListTypeAttributes": True})]
 
