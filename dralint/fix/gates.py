@@ -1,8 +1,10 @@
-"""The gates a fixed file passes before it is written: it re-parses without new problems, every
-document no fix touched is byte-identical, and object identities are unchanged."""
+"""The gates a fixed file passes before it is written: it re-parses without new problems (a JSON
+file still as JSON), every document no fix touched is byte-identical, and object identities are
+unchanged."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -30,6 +32,9 @@ def _identities(sf: SourceFile, di: int) -> list[tuple[str | None, str | None, s
 
 def verify(original: SourceFile, final: SourceFile, origin: Sequence[int | None], touched: set[int]) -> str | None:
     """The write gates for one file; the reason of the first failure, or None."""
+    if original.is_json and _is_json(original.text) and not _is_json(final.text):
+        # YAML accepts the result, but every JSON tool that reads this file would not
+        return "the result is no longer valid JSON"
     before = Counter(p.code for p in original.problems if p.code in ("DRA001", "DRA003", "DRA005"))
     after = Counter(p.code for p in final.problems if p.code in ("DRA001", "DRA003", "DRA005"))
     if after - before:
@@ -53,3 +58,11 @@ def verify(original: SourceFile, final: SourceFile, origin: Sequence[int | None]
         if ids_a != ids_b:
             return f"the identity (kind, namespace, name or API group) of document {o + 1} changed"
     return None
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True

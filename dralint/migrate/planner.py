@@ -215,6 +215,11 @@ class _Planner:
                     "rewritten)")
         if not obj.name:
             return "the object has no `metadata.name` to derive a template name from"
+        if obj.file.is_json:
+            # the template would have to go into the JSON text (a List's items), which the splicer
+            # cannot do yet; a YAML document after it would make the file invalid JSON
+            return ("the workload is in a JSON file, which migrate does not rewrite yet: migrate a YAML copy, "
+                    "or add the ResourceClaimTemplate and the claims by hand")
         builtin = workloads.is_builtin(obj.api_version, obj.kind)
         if not builtin and not self.opts.include_custom_resources:
             return (f"the pod template is inside a custom resource ({obj.api_version} {obj.kind}); its CRD may not "
