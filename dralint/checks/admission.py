@@ -70,23 +70,36 @@ def _unset(value: Any) -> bool:
 
 
 def apply_defaults(data: dict[str, Any], kind: str, version: str, minor: str | None) -> dict[str, Any]:
-    """A copy of ``data`` with the API server's defaults for ``kind`` in ``version`` filled in."""
+    """``data`` with the API server's defaults for ``kind`` in ``version`` filled in: a copy when any
+    default applies, else ``data`` itself (most objects need none, and this runs on every DRA object)."""
+    if not _fill(data, kind, version, minor, write=False):
+        return data
     out = copy.deepcopy(data)
+    _fill(out, kind, version, minor, write=True)
+    return out
+
+
+def _fill(data: dict[str, Any], kind: str, version: str, minor: str | None, write: bool) -> bool:
+    """Whether a default applies somewhere in ``data`` (and, with ``write``, set them all)."""
+    found = False
     for d in defaults():
         if (d.kinds and kind not in d.kinds) or (d.versions and version not in d.versions):
             continue
         if d.since and minor and minor_key(minor) < minor_key(d.since):
             continue
         for pattern in d.at:
-            for _, node in list(_targets(out, kind, pattern)):
+            for _, node in list(_targets(data, kind, pattern)):
                 if not isinstance(node, dict) or not _unset(node.get(d.field)):
                     continue
                 # a wrongly typed value is a decoding error (DRA101), never replaced by a default
                 if d.field in node and not isinstance(node[d.field], type(d.value)) and node[d.field] is not None:
                     continue
                 if all(node.get(k) == v for k, v in d.when) and not any(_unset(node.get(k)) for k in d.requires):
+                    if not write:
+                        return True
                     node[d.field] = d.value
-    return out
+                    found = True
+    return found
 
 
 def _drop(data: Any, path: JsonPath) -> None:
@@ -105,7 +118,7 @@ def defaulted(obj: K8sObject, ctx: Context) -> K8sObject:
         hit = obj
         if obj.group == GROUP and obj.kind:
             data = apply_defaults(obj.data, obj.kind, obj.version, ctx.profile.kubernetes_version)
-            if data != obj.data:
+            if data is not obj.data:
                 hit = dataclasses.replace(obj, data=data)
         ctx.cache[key] = hit
     return hit
