@@ -98,17 +98,6 @@ def test_every_rule_has_examples() -> None:
 
 # -- positions written by hand next to the examples -------------------------------------------------
 
-#: rule folders whose bad examples have no expect.yaml yet (issue 18, point 3: being written);
-#: the list may only shrink: a folder with an expect.yaml must leave it
-NOT_YET_ANNOTATED = frozenset({
-    "DRA101", "DRA104", "DRA105", "DRA106",
-    "DRA201", "DRA202", "DRA203", "DRA204", "DRA205", "DRA206", "DRA207", "DRA208",
-    "DRA301", "DRA302", "DRA303", "DRA304", "DRA305", "DRA306", "DRA307", "DRA309",
-    "DRA401", "DRA402", "DRA403", "DRA501", "DRA502", "DRA503",
-    "DRA601", "DRA602", "DRA603", "DRA604", "DRA605",
-})
-
-
 def _expectations(folder: Path) -> dict[str, list[tuple[int, int]]]:
     f = folder / "expect.yaml"
     if not f.is_file():
@@ -137,16 +126,11 @@ def test_bad_example_findings_are_where_the_example_says(code: str, path: Path,
 
 
 def test_every_bad_example_has_expectations() -> None:
-    missing, stale = set(), set()
+    missing = set()
     for code, path in _cases("bad"):
-        want = _expectations(path.parent)
-        if code in NOT_YET_ANNOTATED:
-            if want:
-                stale.add(code)
-        elif path.name not in want:
+        if path.name not in _expectations(path.parent):
             missing.add(f"{code}/{path.name}")
     for folder in RULES.iterdir():  # an expectation for a file that does not exist is a typo
         for name in _expectations(folder):
             assert (folder / name).is_file(), f"{folder.name}/expect.yaml names {name}, which does not exist"
     assert not missing, f"bad examples without an expect.yaml entry: {sorted(missing)}"
-    assert not stale, f"annotated now, remove from NOT_YET_ANNOTATED: {sorted(stale)}"
