@@ -21,7 +21,6 @@ from dralint.cel import types as ty
 from dralint.cel.ast import Call, Lit, Node, walk
 from dralint.cel.checker import AttrRef, AttrTypes, Checker, Device, Diag
 from dralint.cel.cost import estimate
-from dralint.cel.decls import libraries
 from dralint.cel.parser import MAX_DEPTH, CelSyntaxError, parse
 from dralint.cel.runtime import regex_error
 from dralint.cel.values import CelError, CelInternalError, Quantity, Semver, internal_message
@@ -377,6 +376,3 @@ def _big(n: int) -> str:
 
 _ENVS: dict[EnvKey, Environment] = {}
 
-
-def all_libraries() -> set[str]:
-    return libraries()

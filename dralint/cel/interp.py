@@ -229,87 +229,97 @@ class Compiler:
             return self.logical(n, False)
         if fn == "_||_":
             return self.logical(n, True)
-        if fn == "_?_:_":
-            c, t, f = (self.compile(x) for x in n.args)
-
-            def cond(a: Activation) -> Any:
-                v = c(a)
-                if v is True:
-                    return t(a)
-                if v is False:
-                    return f(a)
-                raise rt.no_overload("_?_:_", v)
-
-            return cond
-        if fn == "!_":
-            x = self.compile(n.args[0])
-
-            def not_(a: Activation) -> bool:
-                v = x(a)
-                if type(v) is not bool:
-                    raise rt.no_overload("!_", v)
-                return not v
-
-            return not_
-        if fn in ("_==_", "_!=_"):
-            left, right = self.compile(n.args[0]), self.compile(n.args[1])
-            if fn == "_==_":
-                def eq(a: Activation) -> bool:
-                    x, y = left(a), right(a)
-                    if type(x) is type(y) and type(x) is str:
-                        a.spend(rt.chars(min(len(x), len(y))))
-                        return x == y  # type: ignore[no-any-return]
-                    if isinstance(x, _SIZED) and isinstance(y, _SIZED):
-                        a.spend(_compare_cost(x, y))
-                    return rt.eq(x, y)
-
-                return eq
-
-            def ne(a: Activation) -> bool:
-                x, y = left(a), right(a)
-                if isinstance(x, _SIZED) and isinstance(y, _SIZED):
-                    a.spend(_compare_cost(x, y))
-                return not rt.eq(x, y)
-
-            return ne
         if fn in ("_<_", "_<=_", "_>_", "_>=_"):
             return self.relation(n)
-        if fn in ("_+_", "_-_", "_*_", "_/_", "_%_", "-_"):
-            op = {"_+_": rt.add, "_-_": rt.sub, "_*_": rt.mul, "_/_": rt.div, "_%_": rt.mod}.get(fn)
-            if fn == "-_":
-                x = self.compile(n.args[0])
-                return lambda a: rt.neg(x(a))
-            left, right = self.compile(n.args[0]), self.compile(n.args[1])
-            assert op is not None
-            if fn == "_+_":
-                def plus(a: Activation) -> Any:
-                    x, y = left(a), right(a)
-                    # charged before the result exists: no runaway doubling
-                    if type(x) in (str, bytes) and type(y) is type(x):
-                        a.spend(rt.chars(len(x) + len(y)))
-                    elif isinstance(x, list) and isinstance(y, list):
-                        a.spend(len(x) + len(y))  # one unit per element of the new list
-                    return rt.add(x, y)
+        operator = _OPERATORS.get(fn)
+        if operator is not None:
+            return operator(self, n)
+        return self.library_call(n)
 
-                return plus
-            return lambda a: op(left(a), right(a))
-        if fn == "@in":
-            left, right = self.compile(n.args[0]), self.compile(n.args[1])
+    def conditional(self, n: Call) -> Fn:
+        c, t, f = (self.compile(x) for x in n.args)
 
-            def in_(a: Activation) -> bool:
-                v, container = left(a), right(a)
-                if isinstance(container, list):
-                    a.spend(len(container))  # cel-go: one unit per element searched
-                return rt.contains_value(container, v)
+        def cond(a: Activation) -> Any:
+            v = c(a)
+            if v is True:
+                return t(a)
+            if v is False:
+                return f(a)
+            raise rt.no_overload("_?_:_", v)
 
-            return in_
-        # library functions
-        name = fn
+        return cond
+
+    def negation(self, n: Call) -> Fn:
+        x = self.compile(n.args[0])
+
+        def not_(a: Activation) -> bool:
+            v = x(a)
+            if type(v) is not bool:
+                raise rt.no_overload("!_", v)
+            return not v
+
+        return not_
+
+    def equality(self, n: Call) -> Fn:
+        left, right = self.compile(n.args[0]), self.compile(n.args[1])
+        if n.fn == "_==_":
+            def eq(a: Activation) -> bool:
+                x, y = left(a), right(a)
+                if type(x) is type(y) and type(x) is str:
+                    a.spend(rt.chars(min(len(x), len(y))))
+                    return x == y  # type: ignore[no-any-return]
+                if isinstance(x, _SIZED) and isinstance(y, _SIZED):
+                    a.spend(_compare_cost(x, y))
+                return rt.eq(x, y)
+
+            return eq
+
+        def ne(a: Activation) -> bool:
+            x, y = left(a), right(a)
+            if isinstance(x, _SIZED) and isinstance(y, _SIZED):
+                a.spend(_compare_cost(x, y))
+            return not rt.eq(x, y)
+
+        return ne
+
+    def arithmetic(self, n: Call) -> Fn:
+        fn = n.fn
+        if fn == "-_":
+            x = self.compile(n.args[0])
+            return lambda a: rt.neg(x(a))
+        left, right = self.compile(n.args[0]), self.compile(n.args[1])
+        if fn == "_+_":
+            def plus(a: Activation) -> Any:
+                x, y = left(a), right(a)
+                # charged before the result exists: no runaway doubling
+                if type(x) in (str, bytes) and type(y) is type(x):
+                    a.spend(rt.chars(len(x) + len(y)))
+                elif isinstance(x, list) and isinstance(y, list):
+                    a.spend(len(x) + len(y))  # one unit per element of the new list
+                return rt.add(x, y)
+
+            return plus
+        op = {"_-_": rt.sub, "_*_": rt.mul, "_/_": rt.div, "_%_": rt.mod}[fn]
+        return lambda a: op(left(a), right(a))
+
+    def membership(self, n: Call) -> Fn:
+        left, right = self.compile(n.args[0]), self.compile(n.args[1])
+
+        def in_(a: Activation) -> bool:
+            v, container = left(a), right(a)
+            if isinstance(container, list):
+                a.spend(len(container))  # cel-go: one unit per element searched
+            return rt.contains_value(container, v)
+
+        return in_
+
+    def library_call(self, n: Call) -> Fn:
+        name = n.fn
         parts: list[Fn] = []
         if n.target is not None:
             q = _qualified(n.target)
-            if q is not None and not self.is_local(q.split(".")[0]) and f"{q}.{fn}" in rt.FUNCS:
-                name = f"{q}.{fn}"
+            if q is not None and not self.is_local(q.split(".")[0]) and f"{q}.{n.fn}" in rt.FUNCS:
+                name = f"{q}.{n.fn}"
             else:
                 parts.append(self.compile(n.target))
         parts += [self.compile(x) for x in n.args]
@@ -501,6 +511,16 @@ def _compare_cost(x: Any, y: Any) -> int:
     return rt.chars(min(len(x), len(y)))
 
 
+
+#: operators compiled by one method of `Compiler` each (`&&`, `||` and the orderings have their own)
+_OPERATORS: dict[str, Callable[[Compiler, Call], Fn]] = {
+    "_?_:_": Compiler.conditional,
+    "!_": Compiler.negation,
+    **dict.fromkeys(("_==_", "_!=_"), Compiler.equality),
+    **dict.fromkeys(("_+_", "_-_", "_*_", "_/_", "_%_", "-_"), Compiler.arithmetic),
+    "@in": Compiler.membership,
+}
+
 def _items(v: Any, two: bool) -> Iterator[tuple[Any, Any]]:
     """The (variable, second variable) pairs of a range, produced as the loop goes (not copied first)."""
     if isinstance(v, list):
@@ -510,16 +530,19 @@ def _items(v: Any, two: bool) -> Iterator[tuple[Any, Any]]:
     raise CelError(f"expression of type '{rt.type_name(v)}' cannot be range of a comprehension")
 
 
-def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: str | None) -> Fn:
-    two = var2 is not None
+class _Loop:
+    """What every comprehension shares: evaluate the range, bind the loop variables while the body
+    runs, and restore whatever they shadowed afterwards (nested comprehensions reuse names)."""
 
-    def loop(a: Activation, fn: Callable[[Any, Any], Any]) -> Any:
-        rng = target(a)
+    def __init__(self, target: Fn, var: str, var2: str | None) -> None:
+        self.target, self.var, self.var2 = target, var, var2
+
+    def run(self, a: Activation, fn: Callable[[Iterable[tuple[Any, Any]], dict[str, Any]], Any]) -> Any:
+        rng = self.target(a)
         vars_ = a.vars
-        saved = {k: vars_.get(k, _UNSET) for k in (var, var2) if k}
+        saved = {k: vars_.get(k, _UNSET) for k in (self.var, self.var2) if k}
         try:
-            items = _items(rng, two)
-            return fn(items, vars_)
+            return fn(_items(rng, self.var2 is not None), vars_)
         finally:
             for k, v in saved.items():
                 if v is _UNSET:
@@ -527,150 +550,187 @@ def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: 
                 else:
                     vars_[k] = v
 
-    def each(a: Activation, items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> Any:
+    def each(self, a: Activation, items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]
+             ) -> Iterator[tuple[Any, Any]]:
         for x, y in items:
             a.spend(1)
-            vars_[var] = x
-            if two:
-                vars_[var2] = y  # type: ignore[index]
+            vars_[self.var] = x
+            if self.var2 is not None:
+                vars_[self.var2] = y
             yield x, y
 
-    if macro in ("all", "all2", "exists", "exists2"):
-        want = macro.startswith("exists")
-        pred = args[0]
 
-        def quant(a: Activation) -> bool:
-            def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> bool:
-                err: CelError | None = None
-                for _ in each(a, items, vars_):
-                    try:
-                        v = pred(a)
-                    except CelError as e:
-                        err = err or e
-                        continue
-                    if v is want:
-                        return bool(want)
-                    if type(v) is not bool:
-                        err = err or rt.no_overload(macro, v)
-                if err is not None:
-                    raise err
-                return not want
+def _keep(macro: str, filt: Fn | None, a: Activation) -> bool:
+    """A filter's verdict for the current element (no filter keeps everything; a non-bool is an error)."""
+    if filt is None:
+        return True
+    keep = filt(a)
+    if type(keep) is not bool:
+        raise rt.no_overload(macro, keep)
+    return keep
 
-            return loop(a, run)  # type: ignore[no-any-return]
 
-        return quant
-    if macro in ("exists_one", "existsOne2"):
-        pred = args[0]
+def _quantifier(macro: str, args: list[Fn], lp: _Loop) -> Fn:
+    want = macro.startswith("exists")
+    pred = args[0]
 
-        def one(a: Activation) -> bool:
-            def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> bool:
-                count = 0
-                for _ in each(a, items, vars_):
+    def quant(a: Activation) -> bool:
+        def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> bool:
+            # an error is raised only when no element decides the result (CEL's commutative && / ||)
+            err: CelError | None = None
+            for _ in lp.each(a, items, vars_):
+                try:
                     v = pred(a)
-                    if type(v) is not bool:
-                        raise rt.no_overload(macro, v)
-                    count += v
-                return count == 1
+                except CelError as e:
+                    err = err or e
+                    continue
+                if v is want:
+                    return bool(want)
+                if type(v) is not bool:
+                    err = err or rt.no_overload(macro, v)
+            if err is not None:
+                raise err
+            return not want
 
-            return loop(a, run)  # type: ignore[no-any-return]
+        return lp.run(a, run)  # type: ignore[no-any-return]
 
-        return one
-    if macro in ("map", "map_filter", "transformList", "filter"):
-        filt = args[0] if (macro == "map_filter" or (macro == "transformList" and len(args) == 2)
-                           or macro == "filter") else None
-        expr = args[-1] if macro != "filter" else None
+    return quant
 
-        def mapper(a: Activation) -> list[Any]:
-            def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> list[Any]:
-                out = []
-                for x, _ in each(a, items, vars_):
-                    if filt is not None:
-                        keep = filt(a)
-                        if type(keep) is not bool:
-                            raise rt.no_overload(macro, keep)
-                        if not keep:
-                            continue
-                    a.spend(1)  # the result grows by one element (cel-go appends to its accumulator too)
-                    out.append(expr(a) if expr is not None else x)
-                return out
 
-            return loop(a, run)  # type: ignore[no-any-return]
+def _exists_one(macro: str, args: list[Fn], lp: _Loop) -> Fn:
+    pred = args[0]
 
-        return mapper
-    if macro in ("transformMap", "transformMapEntry"):
-        filt = args[0] if len(args) == 2 else None
-        body = args[-1]
+    def one(a: Activation) -> bool:
+        def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> bool:
+            count = 0
+            for _ in lp.each(a, items, vars_):
+                v = pred(a)
+                if type(v) is not bool:
+                    raise rt.no_overload(macro, v)
+                count += v
+            return count == 1
 
-        def tmap(a: Activation) -> dict[Any, Any]:
-            def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> dict[Any, Any]:
-                out: dict[Any, Any] = {}
-                for x, _ in each(a, items, vars_):
-                    if filt is not None:
-                        keep = filt(a)
-                        if type(keep) is not bool:
-                            raise rt.no_overload(macro, keep)
-                        if not keep:
-                            continue
-                    v = body(a)
-                    if macro == "transformMap":
-                        a.spend(1)  # one entry more in the result
-                        out[x] = v
-                    else:
-                        if not isinstance(v, dict):
-                            raise rt.no_overload(macro, v)
-                        a.spend(len(v))
-                        for k, val in v.items():
-                            if k in out:
-                                raise CelError(f"insert failed: key {k} already exists")
-                            out[k] = val
-                return out
+        return lp.run(a, run)  # type: ignore[no-any-return]
 
-            return loop(a, run)  # type: ignore[no-any-return]
+    return one
 
-        return tmap
-    if macro == "sortBy":
-        key = args[0]
 
-        def sort_by(a: Activation) -> list[Any]:
-            def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> list[Any]:
-                keyed = [(key(a), x) for x, _ in each(a, items, vars_)]
-                a.spend(rt.sort_cost(0, keyed))
-                import functools
+def _mapper(macro: str, args: list[Fn], lp: _Loop) -> Fn:
+    filt = args[0] if (macro == "map_filter" or (macro == "transformList" and len(args) == 2)
+                       or macro == "filter") else None
+    expr = args[-1] if macro != "filter" else None
 
-                def cmp(p: tuple[Any, Any], q: tuple[Any, Any]) -> int:
-                    return rt.compare(p[0], q[0], "sortBy")
+    def mapper(a: Activation) -> list[Any]:
+        def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> list[Any]:
+            out = []
+            for x, _ in lp.each(a, items, vars_):
+                if not _keep(macro, filt, a):
+                    continue
+                a.spend(1)  # the result grows by one element (cel-go appends to its accumulator too)
+                out.append(expr(a) if expr is not None else x)
+            return out
 
-                return [x for _, x in sorted(keyed, key=functools.cmp_to_key(cmp))]
+        return lp.run(a, run)  # type: ignore[no-any-return]
 
-            return loop(a, run)  # type: ignore[no-any-return]
+    return mapper
 
-        return sort_by
-    if macro in ("optMap", "optFlatMap"):
-        opt_body = args[0]
 
-        def opt(a: Activation) -> Any:
-            o = target(a)
-            if type(o) is not Optional:
-                raise rt.no_overload(macro, o)
-            if not o.has_value:
-                return o
-            saved = a.vars.get(var, _UNSET)
-            a.vars[var] = o.value
-            try:
-                v = opt_body(a)
-            finally:
-                if saved is _UNSET:
-                    a.vars.pop(var, None)
+def _merge_entries(a: Activation, macro: str, v: Any, out: dict[Any, Any]) -> None:
+    """transformMapEntry: the body's one-entry map joins the result; a key seen before is an error."""
+    if not isinstance(v, dict):
+        raise rt.no_overload(macro, v)
+    a.spend(len(v))
+    for k, val in v.items():
+        if k in out:
+            raise CelError(f"insert failed: key {k} already exists")
+        out[k] = val
+
+
+def _transform_map(macro: str, args: list[Fn], lp: _Loop) -> Fn:
+    filt = args[0] if len(args) == 2 else None
+    body = args[-1]
+
+    def tmap(a: Activation) -> dict[Any, Any]:
+        def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> dict[Any, Any]:
+            out: dict[Any, Any] = {}
+            for x, _ in lp.each(a, items, vars_):
+                if not _keep(macro, filt, a):
+                    continue
+                v = body(a)
+                if macro == "transformMap":
+                    a.spend(1)  # one entry more in the result
+                    out[x] = v
                 else:
-                    a.vars[var] = saved
-            if macro == "optMap":
-                return Optional(v)
-            if type(v) is not Optional:
-                raise rt.no_overload(macro, v)
-            return v
+                    _merge_entries(a, macro, v, out)
+            return out
 
-        return opt
-    raise CelError(f"unknown macro {macro}")  # pragma: no cover
+        return lp.run(a, run)  # type: ignore[no-any-return]
+
+    return tmap
+
+
+def _sort_by(macro: str, args: list[Fn], lp: _Loop) -> Fn:
+    key = args[0]
+
+    def sort_by(a: Activation) -> list[Any]:
+        def run(items: Iterable[tuple[Any, Any]], vars_: dict[str, Any]) -> list[Any]:
+            keyed = [(key(a), x) for x, _ in lp.each(a, items, vars_)]
+            a.spend(rt.sort_cost(0, keyed))
+            import functools
+
+            def cmp(p: tuple[Any, Any], q: tuple[Any, Any]) -> int:
+                return rt.compare(p[0], q[0], "sortBy")
+
+            return [x for _, x in sorted(keyed, key=functools.cmp_to_key(cmp))]
+
+        return lp.run(a, run)  # type: ignore[no-any-return]
+
+    return sort_by
+
+
+def _opt_map(macro: str, args: list[Fn], lp: _Loop) -> Fn:
+    opt_body = args[0]
+    var = lp.var
+
+    def opt(a: Activation) -> Any:
+        o = lp.target(a)
+        if type(o) is not Optional:
+            raise rt.no_overload(macro, o)
+        if not o.has_value:
+            return o
+        saved = a.vars.get(var, _UNSET)
+        a.vars[var] = o.value
+        try:
+            v = opt_body(a)
+        finally:
+            if saved is _UNSET:
+                a.vars.pop(var, None)
+            else:
+                a.vars[var] = saved
+        if macro == "optMap":
+            return Optional(v)
+        if type(v) is not Optional:
+            raise rt.no_overload(macro, v)
+        return v
+
+    return opt
+
+
+_COMPREHENSIONS: dict[str, Callable[[str, list[Fn], _Loop], Fn]] = {
+    **dict.fromkeys(("all", "all2", "exists", "exists2"), _quantifier),
+    **dict.fromkeys(("exists_one", "existsOne2"), _exists_one),
+    **dict.fromkeys(("map", "map_filter", "transformList", "filter"), _mapper),
+    **dict.fromkeys(("transformMap", "transformMapEntry"), _transform_map),
+    "sortBy": _sort_by,
+    **dict.fromkeys(("optMap", "optFlatMap"), _opt_map),
+}
+
+
+def _make_comprehension(macro: str, target: Fn, args: list[Fn], var: str, var2: str | None) -> Fn:
+    make = _COMPREHENSIONS.get(macro)
+    if make is None:  # pragma: no cover - the parser only produces the macros above
+        raise CelError(f"unknown macro {macro}")
+    return make(macro, args, _Loop(target, var, var2))
 
 
 def compile_program(root: Node) -> Fn:

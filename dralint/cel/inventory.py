@@ -509,7 +509,6 @@ class AltSpec:
     request: str
     name: str | None  # subrequest name
     device_class: str | None
-    class_source: str | None
     selectors: tuple[str, ...]
     class_selectors: tuple[str, ...]
     count: int
@@ -572,7 +571,7 @@ def claim_spec(obj: K8sObject, index: ObjIndex, inv: Inventory, ev: Evaluator) -
             sels = tuple(t for _, t in a.selectors)
             tol = bool(a.data.get("tolerations"))
             class_sels = tuple(cls.selectors) if cls else ()
-            alt = AltSpec(a.path, r.name, a.name, a.device_class, cls.source if cls else None,
+            alt = AltSpec(a.path, r.name, a.name, a.device_class,
                           (*class_sels, *sels), class_sels, max(a.count, 1), a.allocation_mode == "All", tol)
             if cls is None:
                 alt.unknown = f"device class `{a.device_class}` is not defined in the linted files or the inventory"
@@ -596,12 +595,6 @@ def claim_spec(obj: K8sObject, index: ObjIndex, inv: Inventory, ev: Evaluator) -
 
 
 # -- per-node feasibility -------------------------------------------------------------------------
-
-
-def _max_flow(needs: list[int], options: list[list[int]], multi: set[int]) -> bool:
-    """Can request i get needs[i] distinct devices from options[i] (a device in ``multi`` may serve
-    several requests)?"""
-    return _assignment(needs, options, multi) is not None
 
 
 def _assignment(needs: list[int], options: list[list[int]], multi: set[int]) -> list[list[int]] | None:
@@ -698,13 +691,6 @@ def _combos(spec: ClaimSpec) -> Iterator[list[AltSpec]]:
     yield from out
 
 
-@dataclass
-class NodeResult:
-    node: str
-    allocation: list[int] | None
-    errors: dict[int, str]
-
-
 def allocate(spec: ClaimSpec, inv: Inventory, node: str, removed: set[int] | None = None) -> list[int] | None:
     """Devices for one claim on one node (first feasible alternative combination), or None.
 
@@ -734,7 +720,7 @@ def node_errors(spec: ClaimSpec, inv: Inventory, node: str) -> dict[int, str]:
     return out
 
 
-def alternative_possible(alt: AltSpec, inv: Inventory, constraints_free: bool = True) -> bool:
+def alternative_possible(alt: AltSpec, inv: Inventory) -> bool:
     """Whether some node has enough matching devices for this alternative alone."""
     if alt.match is None:
         return True

@@ -33,8 +33,6 @@ from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
 from dralint.suggest import closest
 
 CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
-DRA_KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule",
-             "ResourcePoolStatusRequest")
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -238,69 +236,95 @@ def _requests_base(obj: K8sObject) -> JsonPath | None:
 def conversion(obj: K8sObject, target: str) -> tuple[list[Edit] | None, str]:
     """Edits that turn ``obj`` into ``resource.k8s.io/<target>``, or (None, why not)."""
     sh = lifecycle.shapes()
-    src, kind = obj.version, obj.kind or ""
     edits: list[Edit] = []
-    for dotted in (sh.get("not_convertible") or {}).get(kind) or ():
-        for path, value in lifecycle.match_paths(obj.data, dotted):
-            if lifecycle.meaningful(value):
-                return None, f"`{schema.where(path)}` has no equivalent in resource.k8s.io/{target}"
-    for dotted in (sh.get("drop_if_empty") or {}).get(kind) or ():
-        for path, value in lifecycle.match_paths(obj.data, dotted):
-            if lifecycle.meaningful(value):
-                return None, f"`{schema.where(path)}` is set, and it has no equivalent in resource.k8s.io/{target}"
-            edits.append(Edit("delete", path))
-    src_req, dst_req = (sh.get("request") or {}).get(src), (sh.get("request") or {}).get(target)
-    if kind in CLAIM_KINDS and src_req != dst_req:
-        if dst_req != "exactly":
-            return None, f"converting requests to the older flat shape of {target} is not automated"
-        base = _requests_base(obj)
-        reqs = k8s.get(obj.data, *(base or ()), "devices", "requests")
-        for i, r in enumerate(reqs if isinstance(reqs, list) else []):
-            if not isinstance(r, dict):
-                return None, f"request #{i + 1} is not a mapping"
-            flat = [k for k in r if k in _flat_fields()]
-            fa = r.get("firstAvailable")
-            name = _s(r.get("name")) or f"#{i + 1}"
-            if isinstance(fa, list) and fa and flat:
-                return None, (f"request `{name}` sets both `firstAvailable` and `{flat[0]}`, which is invalid in every "
-                              "version")
-            if not flat and not (isinstance(fa, list) and fa):
-                return None, f"request `{name}` names neither a device class nor `firstAvailable`"
-            if flat:
-                edits.append(Edit("wrap", (*(base or ()), "devices", "requests", i), key="exactly",
-                                  value=tuple(flat)))
-    if kind == "ResourceSlice":
-        devices = k8s.get(obj.data, "spec", "devices")
-        src_dev, dst_dev = (sh.get("slice_device") or {}).get(src), (sh.get("slice_device") or {}).get(target)
-        src_cap, dst_cap = (sh.get("slice_capacity") or {}).get(src), (sh.get("slice_capacity") or {}).get(target)
-        if src_dev != dst_dev and dst_dev != "flat":
-            return None, f"converting devices to the older `basic` shape of {target} is not automated"
-        if src_cap != dst_cap and dst_cap != "value":
-            return None, f"converting capacities to the bare quantities of {target} is not automated"
-        for i, d in enumerate(devices if isinstance(devices, list) else []):
-            if not isinstance(d, dict):
-                return None, f"device #{i + 1} is not a mapping"
-            holder: JsonPath = ("spec", "devices", i, "basic") if src_dev == "basic" else ("spec", "devices", i)
-            caps = k8s.get(obj.data, *holder, "capacity")
-            if src_cap != dst_cap and isinstance(caps, dict):
-                for cname, q in caps.items():
-                    if not isinstance(q, dict):
-                        edits.append(Edit("set", (*holder, "capacity", cname), value={"value": q}))
-            if src_dev != dst_dev and "basic" in d:
-                basic = d.get("basic")
-                if basic is None:
-                    edits.append(Edit("delete", ("spec", "devices", i, "basic")))
-                    continue
-                if not isinstance(basic, dict):
-                    return None, f"device #{i + 1} has a `basic` that is not a mapping"
-                clash = [k for k in basic if k in d and k != "basic"]
-                if clash:
-                    return None, f"device #{i + 1} has `{clash[0]}` both inside and outside `basic`"
-                edits.append(Edit("unwrap", ("spec", "devices", i, "basic")))
+    # each step appends its edits and returns why the object cannot be converted ("" when it can)
+    for step in (_dropped_field_edits, _request_shape_edits, _slice_shape_edits):
+        why = step(obj, target, sh, edits)
+        if why:
+            return None, why
     if "status" in obj.data:
         edits.append(Edit("delete", ("status",)))  # the API server discards status on create anyway
     edits.append(Edit("set", ("apiVersion",), value=f"{GROUP}/{target}"))
     return edits, ""
+
+
+def _dropped_field_edits(obj: K8sObject, target: str, sh: dict[str, Any], edits: list[Edit]) -> str:
+    kind = obj.kind or ""
+    for dotted in (sh.get("not_convertible") or {}).get(kind) or ():
+        for path, value in lifecycle.match_paths(obj.data, dotted):
+            if lifecycle.meaningful(value):
+                return f"`{schema.where(path)}` has no equivalent in resource.k8s.io/{target}"
+    for dotted in (sh.get("drop_if_empty") or {}).get(kind) or ():
+        for path, value in lifecycle.match_paths(obj.data, dotted):
+            if lifecycle.meaningful(value):
+                return f"`{schema.where(path)}` is set, and it has no equivalent in resource.k8s.io/{target}"
+            edits.append(Edit("delete", path))
+    return ""
+
+
+def _request_shape_edits(obj: K8sObject, target: str, sh: dict[str, Any], edits: list[Edit]) -> str:
+    src_req, dst_req = (sh.get("request") or {}).get(obj.version), (sh.get("request") or {}).get(target)
+    if (obj.kind or "") not in CLAIM_KINDS or src_req == dst_req:
+        return ""
+    if dst_req != "exactly":
+        return f"converting requests to the older flat shape of {target} is not automated"
+    base = _requests_base(obj)
+    reqs = k8s.get(obj.data, *(base or ()), "devices", "requests")
+    for i, r in enumerate(reqs if isinstance(reqs, list) else []):
+        if not isinstance(r, dict):
+            return f"request #{i + 1} is not a mapping"
+        flat = [k for k in r if k in _flat_fields()]
+        fa = r.get("firstAvailable")
+        name = _s(r.get("name")) or f"#{i + 1}"
+        if isinstance(fa, list) and fa and flat:
+            return f"request `{name}` sets both `firstAvailable` and `{flat[0]}`, which is invalid in every version"
+        if not flat and not (isinstance(fa, list) and fa):
+            return f"request `{name}` names neither a device class nor `firstAvailable`"
+        if flat:
+            edits.append(Edit("wrap", (*(base or ()), "devices", "requests", i), key="exactly", value=tuple(flat)))
+    return ""
+
+
+def _slice_shape_edits(obj: K8sObject, target: str, sh: dict[str, Any], edits: list[Edit]) -> str:
+    if obj.kind != "ResourceSlice":
+        return ""
+    src = obj.version
+    devices = k8s.get(obj.data, "spec", "devices")
+    src_dev, dst_dev = (sh.get("slice_device") or {}).get(src), (sh.get("slice_device") or {}).get(target)
+    src_cap, dst_cap = (sh.get("slice_capacity") or {}).get(src), (sh.get("slice_capacity") or {}).get(target)
+    if src_dev != dst_dev and dst_dev != "flat":
+        return f"converting devices to the older `basic` shape of {target} is not automated"
+    if src_cap != dst_cap and dst_cap != "value":
+        return f"converting capacities to the bare quantities of {target} is not automated"
+    for i, d in enumerate(devices if isinstance(devices, list) else []):
+        if not isinstance(d, dict):
+            return f"device #{i + 1} is not a mapping"
+        holder: JsonPath = ("spec", "devices", i, "basic") if src_dev == "basic" else ("spec", "devices", i)
+        caps = k8s.get(obj.data, *holder, "capacity")
+        if src_cap != dst_cap and isinstance(caps, dict):
+            for cname, q in caps.items():
+                if not isinstance(q, dict):
+                    edits.append(Edit("set", (*holder, "capacity", cname), value={"value": q}))
+        if src_dev != dst_dev and "basic" in d:
+            why = _unwrap_basic(d, i, edits)
+            if why:
+                return why
+    return ""
+
+
+def _unwrap_basic(d: dict[str, Any], i: int, edits: list[Edit]) -> str:
+    """A v1beta1 device's `basic` wrapper, lifted into the device (or dropped when it is null)."""
+    basic = d.get("basic")
+    if basic is None:
+        edits.append(Edit("delete", ("spec", "devices", i, "basic")))
+        return ""
+    if not isinstance(basic, dict):
+        return f"device #{i + 1} has a `basic` that is not a mapping"
+    clash = [k for k in basic if k in d and k != "basic"]
+    if clash:
+        return f"device #{i + 1} has `{clash[0]}` both inside and outside `basic`"
+    edits.append(Edit("unwrap", ("spec", "devices", i, "basic")))
+    return ""
 
 
 def _conversion_fix(obj: K8sObject, lc: Lifecycle) -> tuple[Fix | None, str]:
@@ -795,6 +819,28 @@ def _slice_checks(obj: K8sObject, lc: Lifecycle) -> Iterator[Violation]:
     spec = obj.data.get("spec")
     if not isinstance(spec, dict):
         return
+    yield from _slice_node_selection(spec)
+    devices = spec.get("devices")
+    if spec.get("sharedCounters") and devices:
+        yield Violation("a ResourceSlice may have `sharedCounters` or `devices`, not both", ("spec", "sharedCounters"))
+    pool = spec.get("pool")
+    if isinstance(pool, dict):
+        yield from _slice_pool(pool)
+    if not isinstance(devices, list):
+        return
+    advanced = any(isinstance(d, dict) and (_dev(d).get("taints") or _dev(d).get("consumesCounters"))
+                   for d in devices)
+    limit = lc.limit("slice_devices_advanced" if advanced else "slice_devices", 128)
+    if len(devices) > limit:
+        yield Violation(f"{len(devices)} devices; the API server allows at most {limit} per slice"
+                        + (" when devices use taints or counters" if advanced else ""), ("spec", "devices"))
+    names: set[str] = set()
+    for i, d in enumerate(devices):
+        if isinstance(d, dict):
+            yield from _slice_device(d, ("spec", "devices", i), names, lc)
+
+
+def _slice_node_selection(spec: dict[str, Any]) -> Iterator[Violation]:
     selection = [k for k in ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection") if k in spec
                  and spec[k] is not None]
     if not selection:
@@ -812,68 +858,60 @@ def _slice_checks(obj: K8sObject, lc: Lifecycle) -> Iterator[Violation]:
     if isinstance(terms, list) and len(terms) != 1:
         yield Violation(f"`nodeSelector` must have exactly one `nodeSelectorTerms` entry, it has {len(terms)}",
                         ("spec", "nodeSelector", "nodeSelectorTerms"))
-    devices = spec.get("devices")
-    if spec.get("sharedCounters") and devices:
-        yield Violation("a ResourceSlice may have `sharedCounters` or `devices`, not both", ("spec", "sharedCounters"))
-    pool = spec.get("pool")
-    if isinstance(pool, dict):
-        count = _int(pool.get("resourceSliceCount"))
-        if count is not None and count <= 0:
-            yield Violation("`pool.resourceSliceCount` must be greater than zero",
-                            ("spec", "pool", "resourceSliceCount"), on="value")
-        gen = _int(pool.get("generation"))
-        if gen is not None and gen < 0:
-            yield Violation("`pool.generation` must not be negative", ("spec", "pool", "generation"), on="value")
-        pname = pool.get("name")
-        if isinstance(pname, str) and (len(pname) > 253 or not all(is_dns_subdomain(x) for x in pname.split("/"))):
-            yield Violation(f"pool name \"{pname}\" must be DNS subdomains joined by `/`", ("spec", "pool", "name"),
-                            on="value")
-    if not isinstance(devices, list):
-        return
-    advanced = any(isinstance(d, dict) and (_dev(d).get("taints") or _dev(d).get("consumesCounters"))
-                   for d in devices)
-    limit = lc.limit("slice_devices_advanced" if advanced else "slice_devices", 128)
-    if len(devices) > limit:
-        yield Violation(f"{len(devices)} devices; the API server allows at most {limit} per slice"
-                        + (" when devices use taints or counters" if advanced else ""), ("spec", "devices"))
-    names: set[str] = set()
+
+
+def _slice_pool(pool: dict[str, Any]) -> Iterator[Violation]:
+    count = _int(pool.get("resourceSliceCount"))
+    if count is not None and count <= 0:
+        yield Violation("`pool.resourceSliceCount` must be greater than zero",
+                        ("spec", "pool", "resourceSliceCount"), on="value")
+    gen = _int(pool.get("generation"))
+    if gen is not None and gen < 0:
+        yield Violation("`pool.generation` must not be negative", ("spec", "pool", "generation"), on="value")
+    pname = pool.get("name")
+    if isinstance(pname, str) and (len(pname) > 253 or not all(is_dns_subdomain(x) for x in pname.split("/"))):
+        yield Violation(f"pool name \"{pname}\" must be DNS subdomains joined by `/`", ("spec", "pool", "name"),
+                        on="value")
+
+
+def _slice_device(d: dict[str, Any], dp: JsonPath, names: set[str], lc: Lifecycle) -> Iterator[Violation]:
+    """One device of a slice; ``names`` collects the names seen so far (a repeat is an error)."""
+    name = d.get("name")
+    if isinstance(name, str):
+        if not is_dns_label(name):
+            yield Violation(f"device name \"{name}\" is not a DNS label", (*dp, "name"), on="value")
+        elif name in names:
+            yield Violation(f"device name `{name}` is used twice in this slice", (*dp, "name"), on="value")
+        names.add(name)
+    body = _dev(d)
+    hp: JsonPath = (*dp, "basic") if isinstance(d.get("basic"), dict) else dp
+    attrs = body.get("attributes")
+    caps = body.get("capacity")
     max_fields = lc.limit("device_attributes_and_capacities", 32)
+    n = (len(attrs) if isinstance(attrs, dict) else 0) + (len(caps) if isinstance(caps, dict) else 0)
+    if n > max_fields:
+        yield Violation(f"{n} attributes and capacities; the API server allows at most {max_fields} per device", dp)
+    for aname, a in (attrs.items() if isinstance(attrs, dict) else ()):
+        if isinstance(a, dict):
+            yield from _slice_attribute(aname, a, (*hp, "attributes", aname), lc)
+    taints = body.get("taints")
+    if isinstance(taints, list) and len(taints) > lc.limit("device_taints", 16):
+        yield Violation(f"{len(taints)} taints; the API server allows at most {lc.limit('device_taints', 16)} "
+                        "per device", (*hp, "taints"))
+    yield from _taint_checks(taints, (*hp, "taints"), lc)
+
+
+def _slice_attribute(aname: str, a: dict[str, Any], ap: JsonPath, lc: Lifecycle) -> Iterator[Violation]:
+    set_ = [k for k, v in a.items() if v is not None]
+    if len(set_) != 1:
+        yield Violation(f"attribute `{aname}` must set exactly one value field (`bool`, `int`, `string` or "
+                        f"`version`), it sets {len(set_)}", ap)
     max_str = lc.limit("attribute_string_length", 64)
-    for i, d in enumerate(devices):
-        if not isinstance(d, dict):
-            continue
-        dp: JsonPath = ("spec", "devices", i)
-        name = d.get("name")
-        if isinstance(name, str):
-            if not is_dns_label(name):
-                yield Violation(f"device name \"{name}\" is not a DNS label", (*dp, "name"), on="value")
-            elif name in names:
-                yield Violation(f"device name `{name}` is used twice in this slice", (*dp, "name"), on="value")
-            names.add(name)
-        body = _dev(d)
-        hp: JsonPath = (*dp, "basic") if isinstance(d.get("basic"), dict) else dp
-        attrs = body.get("attributes")
-        caps = body.get("capacity")
-        n = (len(attrs) if isinstance(attrs, dict) else 0) + (len(caps) if isinstance(caps, dict) else 0)
-        if n > max_fields:
-            yield Violation(f"{n} attributes and capacities; the API server allows at most {max_fields} per device", dp)
-        for aname, a in (attrs.items() if isinstance(attrs, dict) else ()):
-            if not isinstance(a, dict):
-                continue
-            set_ = [k for k, v in a.items() if v is not None]
-            if len(set_) != 1:
-                yield Violation(f"attribute `{aname}` must set exactly one value field (`bool`, `int`, `string` or "
-                                f"`version`), it sets {len(set_)}", (*hp, "attributes", aname))
-            for k in ("string", "version"):
-                v = a.get(k)
-                if isinstance(v, str) and len(v) > max_str:
-                    yield Violation(f"attribute `{aname}` {k} is {len(v)} characters; at most {max_str} are allowed",
-                                    (*hp, "attributes", aname, k), on="value")
-        taints = body.get("taints")
-        if isinstance(taints, list) and len(taints) > lc.limit("device_taints", 16):
-            yield Violation(f"{len(taints)} taints; the API server allows at most {lc.limit('device_taints', 16)} "
-                            "per device", (*hp, "taints"))
-        yield from _taint_checks(taints, (*hp, "taints"), lc)
+    for k in ("string", "version"):
+        v = a.get(k)
+        if isinstance(v, str) and len(v) > max_str:
+            yield Violation(f"attribute `{aname}` {k} is {len(v)} characters; at most {max_str} are allowed",
+                            (*ap, k), on="value")
 
 
 def _dev(d: dict[str, Any]) -> dict[str, Any]:
