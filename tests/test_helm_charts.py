@@ -132,7 +132,7 @@ def test_a_directory_holding_a_chart_is_rendered_not_linted_raw(tmp_path: Path) 
 
 def test_the_enabled_branch_is_the_one_reported(tmp_path: Path) -> None:
     chart = _chart(tmp_path)
-    code, findings, out = _run([str(chart.relative_to(tmp_path)), "--set", "sidecar.enabled=true"], tmp_path)
+    _code, findings, out = _run([str(chart.relative_to(tmp_path)), "--set", "sidecar.enabled=true"], tmp_path)
     # sidecar limit: deploy.yaml line 21 `nvidia.com/gpu: 1`, column 15; the else branch is gone
     assert ("charts/app/templates/deploy.yaml", 21, 15) in _where(findings, "DRA201"), out
     assert not [f for f in findings if str(f["path"]).endswith("_helpers.tpl")], out
@@ -144,9 +144,9 @@ def test_a_changed_template_renders_its_chart_and_reports_that_file(tmp_path: Pa
     other.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n"
                      "    image: x\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n", encoding="utf-8")
     code, findings, out = _run(["charts/app/templates/cm.yaml"], tmp_path)
-    assert _where(findings) == [("charts/app/templates/cm.yaml", 11, 9)], out
+    assert code == 1 and _where(findings) == [("charts/app/templates/cm.yaml", 11, 9)], out
     # a changed values file: every template may change, so every finding of the chart is reported
-    code, findings, out = _run(["charts/app/values.yaml"], tmp_path)
+    _code, findings, out = _run(["charts/app/values.yaml"], tmp_path)
     assert {str(f["path"]) for f in findings} >= {"charts/app/templates/cm.yaml", "charts/app/templates/deploy.yaml"}
 
 
@@ -210,11 +210,11 @@ def test_per_chart_config_gives_values_and_namespace(tmp_path: Path) -> None:
     (tmp_path / "ci-values.yaml").write_text("tag: from-config\n", encoding="utf-8")
     (tmp_path / ".dralint.yaml").write_text(
         "helm:\n  charts:\n    charts/app:\n      values: [ci-values.yaml]\n      namespace: gpu\n", encoding="utf-8")
-    code, findings, out = _run(["."], tmp_path)
+    _code, findings, out = _run(["."], tmp_path)
     assert not [f for f in findings if f["rule"] == "DRA009"], out
     (tmp_path / ".dralint.yaml").write_text("helm:\n  charts:\n    charts/app:\n      namespace: gpu\n",
                                             encoding="utf-8")
-    code, findings, out = _run(["."], tmp_path)
+    _code, findings, out = _run(["."], tmp_path)
     assert [f["rule"] for f in findings] == ["DRA009"], out
     assert chart.is_dir()
 
@@ -249,7 +249,7 @@ def _copy(src: Path, tmp_path: Path) -> Path:
 @requires_shared
 def test_ollama_gpu_limit_is_at_the_toyaml_line(tmp_path: Path) -> None:
     _copy(OLLAMA, tmp_path)
-    code, findings, out = _run(["charts", "--set", "ollama.gpu.enabled=true", "--set", "ollama.gpu.number=2"],
+    _code, findings, out = _run(["charts", "--set", "ollama.gpu.enabled=true", "--set", "ollama.gpu.number=2"],
                                tmp_path)
     # templates/deployment.yaml line 130: `{{- toYaml $ressources | nindent 12 }}` prints the limits
     # that lines 109-110 merged (`nvidia.com/gpu` from values ollama.gpu.number)
@@ -261,13 +261,13 @@ def test_dra_driver_chart_follows_the_target_version(tmp_path: Path) -> None:
     _copy(DRA_DRIVER, tmp_path)
     # 1.33 with v1beta2 switched on: the chart's resourceApiVersion helper must pick v1beta2, so
     # nothing is "not served" (DRA102) and the DRA gate is on (no DRA501)
-    code, findings, out = _run(["charts", "--kubernetes-version", "1.33", "--namespace", "gpu",
+    _code, findings, out = _run(["charts", "--kubernetes-version", "1.33", "--namespace", "gpu",
                                 "--feature-gates", "DynamicResourceAllocation=true",
                                 "--runtime-config", "resource.k8s.io/v1beta2=true",
                                 "--set", "gpuResourcesEnabledOverride=true"], tmp_path)
     assert [f for f in findings if f["rule"] in ("DRA102", "DRA501", "DRA009")] == [], out
     # without the override its templates/validation.yaml `fail`s: one DRA009 with the chart's text
-    code, findings, out = _run(["charts", "--namespace", "gpu"], tmp_path)
+    _code, findings, out = _run(["charts", "--namespace", "gpu"], tmp_path)
     assert [(f["rule"], f["path"]) for f in findings] == [("DRA009", "charts/dra-driver-nvidia-gpu/Chart.yaml")]
     assert "gpuResourcesEnabledOverride=true" in str(findings[0]["message"])
 
@@ -275,7 +275,7 @@ def test_dra_driver_chart_follows_the_target_version(tmp_path: Path) -> None:
 @requires_shared
 def test_device_plugin_chart_renders(tmp_path: Path) -> None:
     _copy(DEVICE_PLUGIN, tmp_path)
-    code, findings, out = _run(["charts", "--namespace", "nvidia"], tmp_path)
+    _code, findings, out = _run(["charts", "--namespace", "nvidia"], tmp_path)
     assert [f for f in findings if f["rule"] in ("DRA003", "DRA009")] == [], out
 
 

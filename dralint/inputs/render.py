@@ -526,7 +526,7 @@ def _marked_lines(docs: list[tuple[str, str]], marked_docs: list[tuple[str, str]
     def norm(t: str) -> list[str]:
         return [ln.rstrip() for ln in t.strip("\n").split("\n")]
 
-    for n, ((source, text), (msource, mtext, lines)) in enumerate(zip(docs, cleaned)):
+    for n, ((source, text), (msource, mtext, lines)) in enumerate(zip(docs, cleaned, strict=True)):
         if source == msource and norm(text) == norm(mtext):
             out[n] = lines
     return out
