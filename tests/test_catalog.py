@@ -38,7 +38,7 @@ RULE_SCHEMA = {
         "references": {"type": "array", "items": {"type": "string"}},
         "since": {"type": "string"},
         # how tests/test_rule_examples.py presents the bad examples (default: as file content)
-        "example_setup": {"enum": ["symlink-outside-roots"]},
+        "example_setup": {"enum": ["symlink-outside-roots", "helm-chart"]},
     },
 }
 

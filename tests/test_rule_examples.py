@@ -40,6 +40,8 @@ def _lint(code: str, path: Path, all_rules: bool = False):  # type: ignore[no-un
     rel = path.relative_to(REPO).as_posix()
     if path.name.startswith("bad") and catalog()[code].extra.get("example_setup") == "symlink-outside-roots":
         return _lint_through_outside_link(path, cfg)
+    if catalog()[code].extra.get("example_setup") == "helm-chart":
+        return _lint_as_chart_template(path, cfg)
     return lint_files([load_bytes(rel, path.read_bytes())], [], cfg)
 
 
@@ -54,6 +56,22 @@ def _lint_through_outside_link(path: Path, cfg):  # type: ignore[no-untyped-def]
         (manifests / "gpu-pod.yaml").symlink_to(outside / path.name)
         cfg.root, cfg.use_cache = manifests.parent, False
         return lint_paths([str(manifests)], cfg)
+
+
+def _lint_as_chart_template(path: Path, cfg):  # type: ignore[no-untyped-def]
+    """Render the example as ``templates/`` of a one-template chart and lint what it renders to."""
+    from dralint.engine.rendered import lint
+    from dralint.inputs.render import helm_engine
+
+    if helm_engine() is None:
+        pytest.skip("no Helm renderer (helm binary or dralint[helm])")
+    with tempfile.TemporaryDirectory() as tmp:
+        chart = Path(tmp, "example")
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text("apiVersion: v2\nname: example\nversion: 0.1.0\n", encoding="utf-8")
+        (chart / "templates" / path.name).write_bytes(path.read_bytes())
+        cfg.root, cfg.use_cache = Path(tmp), False
+        return lint([str(chart)], cfg)
 
 
 def render(result) -> str:  # type: ignore[no-untyped-def]

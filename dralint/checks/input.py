@@ -72,3 +72,9 @@ def unused_suppression(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
 def symlink_outside_roots(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
     # dralint.files marks such a link when it lists the inputs, and never opens it
     yield from _problems(sf, "DRA007")
+
+
+@rule("DRA009", scope="file")
+def chart_render_failed(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
+    # dralint.engine.charts puts Helm's message at the chart's Chart.yaml when the chart does not render
+    yield from _problems(sf, "DRA009")

@@ -79,6 +79,12 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
 @click.option("-f", "--values", "helm_values", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Values file for --helm-chart (repeatable).")
 @click.option("--set", "helm_set", multiple=True, help="Value for --helm-chart, as helm --set (repeatable).")
+@click.option("--set-string", "helm_set_string", multiple=True,
+              help="String value for the charts, as helm --set-string (repeatable).")
+@click.option("--release-name", "helm_release_name", help="Release name the charts render with (default: dralint).")
+@click.option("--namespace", "helm_namespace", help="Release namespace the charts render with (default: default).")
+@click.option("--api-versions", "helm_api_versions", multiple=True,
+              help="Extra API version for .Capabilities.APIVersions, as helm --api-versions (repeatable).")
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes (same as `dralint fix`).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")

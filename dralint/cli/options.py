@@ -146,7 +146,8 @@ def run_lint(paths: Sequence[str], kw: dict[str, Any]) -> tuple[Result, Config, 
     t0 = time.perf_counter()
     result = rendered.lint(paths, cfg, context=kw.get("context") or (), stdin=stdin,
                          follow_symlinks=bool(kw.get("follow_symlinks")), helm_charts=kw.get("helm_charts") or (),
-                         values_files=kw.get("helm_values") or (), sets=kw.get("helm_set") or ())
+                         values_files=kw.get("helm_values") or (), sets=kw.get("helm_set") or (),
+                         helm_cli={k: v for k, v in kw.items() if k.startswith("helm_") and v})
     return result, cfg, time.perf_counter() - t0
 
 

@@ -36,6 +36,15 @@ CONFIG_NAMES = (".dralint.yaml", ".dralint.yml")
 
 _CODES = {"type": "array", "items": {"type": "string"}}
 _BOOL_MAP = {"type": "object", "additionalProperties": {"type": "boolean"}}
+#: how one chart renders; the same keys at `helm:` (every chart) and `helm: charts: <dir>:` (one)
+_HELM_CHART: dict[str, Any] = {
+    "release-name": {"type": "string"},
+    "namespace": {"type": "string"},
+    "values": {"type": "array", "items": {"type": "string"}},
+    "set": {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}},
+    "set-string": {"type": "object", "additionalProperties": {"type": ["string", "number"]}},
+    "api-versions": {"type": "array", "items": {"type": "string"}},
+}
 
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -90,6 +99,15 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "propertyNames": {"enum": ["gpu-operator", "dra-driver", "device-plugin"]},
             "additionalProperties": {"type": "array", "items": {"type": "string"}},
         },
+        "helm": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                **_HELM_CHART,
+                "charts": {"type": "object", "additionalProperties": {
+                    "type": "object", "additionalProperties": False, "properties": _HELM_CHART}},
+            },
+        },
         "unsafe-fixes": {"type": "boolean"},
         "jobs": {"type": "integer", "minimum": 0},
         "output-format": {"type": "string"},
@@ -118,6 +136,8 @@ class Config:
     #: what `jobs` / `-j` asked for when that was more than the usable cores (for --verbose)
     jobs_requested: int | None = None
     profile: ClusterProfile = field(default_factory=ClusterProfile)
+    #: the `helm:` table: how charts render (`dralint.engine.charts`); paths relative to `root`
+    helm: dict[str, Any] = field(default_factory=dict)
 
     def set_jobs(self, requested: int | None) -> None:
         """Set the worker count, capped at the usable cores: a checked-in `jobs: 400` must not fork
@@ -263,6 +283,7 @@ def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
     cfg.fail_on = raw.get("fail-on", "warning")
     cfg.max_file_size = raw.get("max-file-size", cfg.max_file_size)
     cfg.unsafe_fixes = bool(raw.get("unsafe-fixes", False))
+    cfg.helm = dict(raw.get("helm", {}))
     cfg.set_jobs(raw.get("jobs"))
     _check_patterns(raw, where)
     inv = raw.get("inventory", [])

@@ -12,10 +12,12 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from dralint.engine import charts as chart_inputs
 from dralint.engine.config import Config
 from dralint.engine.pipeline import lint_paths, load_paths
 from dralint.engine.runner import Result, limits_for, lint_files
 from dralint.inputs.files import discover, read_file
+from dralint.inputs.helm_positions import Origin, column_of, values_path
 from dralint.inputs.load import SourceFile, load_bytes
 from dralint.inputs.locate import locate
 from dralint.inputs.render import Rendered, RenderError, kustomization_file, render_helm, render_kustomize
@@ -82,13 +84,63 @@ def _remap_manifest(f: Finding, source: SourceFile) -> None:
     f.span = locate(source, best, f.obj_path, "key")
 
 
+def _template_lines(path: Path, cache: dict[Path, list[str]]) -> list[str]:
+    if path not in cache:
+        try:
+            cache[path] = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            cache[path] = []
+    return cache[path]
+
+
+def _remap_marked(f: Finding, rendered: SourceFile, origins: list[tuple[Path, Origin, bool] | None],
+                  cache: dict[Path, list[str]]) -> bool:
+    """Move a finding through the markers of an instrumented render; False when its line has none."""
+    index = f.span.line - 1
+    entry = origins[index] if 0 <= index < len(origins) else None
+    if entry is None:
+        return False
+    chart, origin, exact = entry
+    file, line = origin.file, origin.line
+    target = chart / file
+    tlines = _template_lines(target, cache)
+    text = tlines[line - 1] if 0 < line <= len(tlines) else ""
+    rendered_lines = rendered.text.split("\n")
+    f.extra["rendered"] = {"line": f.span.line, "column": f.span.column,
+                           "text": rendered_lines[index] if index < len(rendered_lines) else ""}
+    keys = [k for k in (*f.base_path, *f.obj_path) if isinstance(k, str)]
+    col = column_of(text, keys[-1] if keys and exact else None) if text else None
+    if col is None:
+        col = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
+    f.extra["template"] = {"path": _display_path(target), "line": line}
+    vpath = values_path(text)
+    # text an action printed (toYaml of values): the template line is where it was emitted from
+    if vpath and (not exact or (keys and column_of(text, keys[-1]) is None)):
+        f.extra["values"] = vpath
+        f.message = f"{f.message} (from values `{vpath}`)"
+    f.path = _display_path(target)
+    f.span = Span(line, col, line, col + (len(keys[-1]) if keys and exact and col > 1 else 1))
+    return True
+
+
+def _display_path(p: Path) -> str:
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
 def remap(result: Result, rendered: Rendered) -> None:
     by_path = {sf.path: sf for sf in rendered.files}
     lines: dict[str, list[str]] = {}
     sources: dict[str, SourceFile] = {}
+    template_cache: dict[Path, list[str]] = {}
     for f in result.findings:
         sf = by_path.get(f.path)
         if sf is None:
+            continue
+        marked = rendered.line_origins.get(f.path)
+        if marked is not None and _remap_marked(f, sf, marked, template_cache):
             continue
         disk = rendered.origins.get(f.path)
         if disk is None:
@@ -130,20 +182,40 @@ def lint(
     helm_charts: Sequence[str] = (),
     values_files: Sequence[str] = (),
     sets: Sequence[str] = (),
+    helm_cli: dict[str, object] | None = None,
 ) -> Result:
-    """`lint_paths`, plus rendered Helm charts and kustomization directories as targets."""
-    if (values_files or sets) and not helm_charts:
+    """`lint_paths`, plus rendered Helm charts and kustomization directories as targets.
+
+    Charts are found among ``paths`` too (`dralint.engine.charts`); ``helm_cli`` holds the Helm
+    options of the command line (``helm_namespace``, ``helm_set_string``, …)."""
+    cli: dict[str, object] = dict(helm_cli or {})
+    cli.setdefault("helm_values", list(values_files))
+    cli.setdefault("helm_set", list(sets))
+    found = chart_inputs.find_charts(paths, helm_charts, stop=config.root)
+    if (values_files or sets or cli.get("helm_set_string")) and not found:
         raise RenderError("-f/--values and --set apply to a chart: add --helm-chart DIR")
-    kustomize_dirs = [p for p in paths if kustomization_file(p) is not None]
-    if not helm_charts and not kustomize_dirs:
+    kustomize_dirs = [p for p in paths if kustomization_file(p) is not None and not chart_inputs.in_chart(p, found)]
+    if not found and not kustomize_dirs:
         return lint_paths(paths, config, context=context, stdin=stdin, follow_symlinks=follow_symlinks)
-    plain = [p for p in paths if p not in kustomize_dirs]
+    # a path inside a chart is the chart's (rendered below), never a manifest of its own
+    plain = [p for p in paths if p not in kustomize_dirs and not chart_inputs.in_chart(p, found)]
     rendered = Rendered()
-    for chart in helm_charts:
-        r = render_helm(chart, values_files, sets, kube_version=config.profile.kubernetes_version)
+    keep: dict[str, set[str] | None] = {}
+    for target in found:
+        opts = chart_inputs.options_for(target.directory, config, cli)
+        try:
+            r = render_helm(str(target.directory), options=opts)
+        except RenderError as e:
+            note = chart_inputs.render_failure(target.directory, str(e))
+            rendered.notes.append(note)
+            continue
+        for sf in r.files:
+            keep[sf.path] = target.report_only
         rendered.files += r.files
         rendered.origins.update(r.origins)
         rendered.notes += r.notes
+        rendered.line_origins.update(r.line_origins)
+        rendered.charts.update(r.charts)
     for d in kustomize_dirs:
         r = render_kustomize(d)
         rendered.files += r.files
@@ -153,7 +225,8 @@ def lint(
     targets, missing = load_paths(plain, config, follow_symlinks) if plain else ([], [])
     # a source file that was rendered is linted as rendered, not a second time as it stands
     rendered_sources = {str(p.resolve()) for p in rendered.origins.values()}
-    targets = [t for t in targets if _resolved(t.path) not in rendered_sources]
+    targets = [t for t in targets if _resolved(t.path) not in rendered_sources
+               and not chart_inputs.in_chart(t.path, found)]
     if stdin is not None:
         targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
     targets += rendered.files + rendered.notes
@@ -162,8 +235,19 @@ def lint(
         skip = {str(Path(r.path).resolve()) for r in discover(plain, config.exclude, config.root)[0]}
         refs, _ = discover(context, config.exclude, config.root, follow_symlinks)
         limits = limits_for(config)
-        context_files = [read_file(r, limits) for r in refs if str(Path(r.path).resolve()) not in skip]
+        context_files = [read_file(r, limits) for r in refs if str(Path(r.path).resolve()) not in skip
+                         and not chart_inputs.in_chart(r.path, found) and not _in_any_chart(r.path)]
     result = lint_files(targets, context_files, config)
     result.missing = missing
+    # the changed files of a chart (pre-commit): only their findings; `keep` is by rendered path
+    only = {p: k for p, k in keep.items() if k is not None}
+    if only:
+        result.findings = [f for f in result.findings
+                           if f.path not in only or _resolved(f.path) in (only[f.path] or set())]
     remap(result, rendered)
     return result
+
+
+def _in_any_chart(path: str | Path) -> bool:
+    """A context file inside some chart (templates are not manifests: they would only add noise)."""
+    return chart_inputs.chart_root(Path(path)) is not None

@@ -48,6 +48,7 @@ import yaml
 
 from dralint.inputs import sandbox
 from dralint.inputs.files import SKIPPED_LINK, input_roots
+from dralint.inputs.helm_positions import Instrumented, Origin, instrument, pin_capabilities, strip
 from dralint.inputs.load import LoadProblem, SourceFile, load_bytes, yaml_error_text
 from dralint.inputs.roots import printable
 from dralint.model import ConfigError, Span
@@ -75,6 +76,8 @@ class RenderedDoc:
     origin: str  # display path of the source file
     text: str
     source: str | None  # what the `# Source:` comment says (Helm only)
+    #: per line of ``text``: the template line it came from and whether exactly (instrumented Helm)
+    lines: list[tuple[Origin, bool] | None] | None = None
 
 
 @dataclass
@@ -86,6 +89,10 @@ class Rendered:
     manifests: set[str] = field(default_factory=set)
     #: files that only carry a finding about the render (links left out of the copy)
     notes: list[SourceFile] = field(default_factory=list)
+    #: display path -> per line of the rendered file: (chart dir, template origin, exact) or None
+    line_origins: dict[str, list[tuple[Path, Origin, bool] | None]] = field(default_factory=dict)
+    #: display path -> the chart directory it was rendered from (Helm only)
+    charts: dict[str, Path] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -211,7 +218,7 @@ def _display(p: Path) -> str:
         return p.as_posix()
 
 
-def _group(docs: list[RenderedDoc], disk: dict[str, Path]) -> Rendered:
+def _group(docs: list[RenderedDoc], disk: dict[str, Path], chart: Path | None = None) -> Rendered:
     by_origin: dict[str, list[RenderedDoc]] = {}
     for d in docs:
         by_origin.setdefault(d.origin, []).append(d)
@@ -221,6 +228,18 @@ def _group(docs: list[RenderedDoc], disk: dict[str, Path]) -> Rendered:
         out.files.append(load_bytes(origin, text.encode("utf-8")))
         if origin in disk:
             out.origins[origin] = disk[origin]
+        if chart is not None and any(d.lines for d in group):
+            # the same layout as `text`: one line for `---`, one for `# Source:`, then the document
+            per_line: list[tuple[Path, Origin, bool] | None] = []
+            for d in group:
+                per_line += [None, None] if d.source else [None]
+                body = d.lines or []
+                count = d.text.count("\n")
+                per_line += [(chart, o[0], o[1]) if o else None for o in body[:count]]
+                per_line += [None] * (count - min(count, len(body)))
+            out.line_origins[origin] = per_line
+        if chart is not None:
+            out.charts[origin] = chart
     return out
 
 
@@ -228,8 +247,10 @@ def _group(docs: list[RenderedDoc], disk: dict[str, Path]) -> Rendered:
 # Helm
 
 
-def parse_set(expr: str, values: dict[str, Any]) -> None:
-    """Apply one ``--set`` argument the way Helm does (``a.b=1,list[0]=x,tags={a,b}``; ``\\`` escapes)."""
+def parse_set(expr: str, values: dict[str, Any], typed: bool = True) -> None:
+    """Apply one ``--set`` argument the way Helm does (``a.b=1,list[0]=x,tags={a,b}``; ``\\`` escapes);
+    ``typed=False`` is ``--set-string``: every value stays a string."""
+    conv = _typed if typed else str
     for item in _split_unescaped(expr, ","):
         if not item:
             continue
@@ -238,9 +259,9 @@ def parse_set(expr: str, values: dict[str, Any]) -> None:
             raise RenderError(f"--set {expr!r}: `{item}` has no `=`")
         value: Any
         if raw.startswith("{") and raw.endswith("}"):
-            value = [_typed(_unescape(v)) for v in _split_unescaped(raw[1:-1], ",") if v != ""]
+            value = [conv(_unescape(v)) for v in _split_unescaped(raw[1:-1], ",") if v != ""]
         else:
-            value = _typed(_unescape(raw))
+            value = conv(_unescape(raw))
         _assign(values, [_unescape(p) for p in _split_unescaped(key, ".")], value, expr)
 
 
@@ -382,18 +403,39 @@ def _template_file(chart: Path, source: str) -> Path:
     return chart / rel
 
 
-def _helm_docs_binary(binary: str, chart: Path, values_files: Sequence[str], sets: Sequence[str],
-                      namespace: str | None, kube_version: str | None, what: str) -> list[tuple[str, str]]:
+@dataclass
+class HelmOptions:
+    """How one chart is rendered: what `helm template` takes on its command line."""
+
+    values_files: Sequence[str] = ()
+    sets: Sequence[str] = ()
+    set_strings: Sequence[str] = ()
+    release_name: str = RELEASE_NAME
+    namespace: str | None = None
+    #: the target minor ("1.33"): `.Capabilities.KubeVersion` is v<minor>.0
+    kube_version: str | None = None
+    #: added to Helm's built-in list (offline Helm always has its own): `.Capabilities.APIVersions`
+    api_versions: Sequence[str] = ()
+    #: resource.k8s.io/<v>[/<Kind>] the target serves: `.Capabilities.APIVersions.Has` on that group
+    #: answers from it (`helm_positions.pin_capabilities`); None leaves Helm's built-in answer
+    resource_versions: Sequence[str] | None = None
+
+
+def _helm_docs_binary(binary: str, chart: Path, opts: HelmOptions, what: str) -> list[tuple[str, str]]:
     # run from the copy's directory; `./name` keeps helm from taking the name for a repository chart
-    cmd = [binary, "template", RELEASE_NAME, f"./{chart.name}"]
-    for v in values_files:
+    cmd = [binary, "template", opts.release_name, f"./{chart.name}"]
+    for v in opts.values_files:
         cmd += ["--values", os.path.abspath(v)]
-    for s in sets:
+    for s in opts.sets:
         cmd += ["--set", s]
-    if namespace:
-        cmd += ["--namespace", namespace]
-    if kube_version:
-        cmd += ["--kube-version", f"{kube_version}.0"]
+    for s in opts.set_strings:
+        cmd += ["--set-string", s]
+    if opts.namespace:
+        cmd += ["--namespace", opts.namespace]
+    if opts.kube_version:
+        cmd += ["--kube-version", f"v{opts.kube_version}.0"]
+    for a in opts.api_versions:
+        cmd += ["--api-versions", a]
     out = _run(cmd, what, cwd=chart.parent)
     docs: list[tuple[str, str]] = []
     for chunk in split_documents(out):
@@ -405,13 +447,9 @@ def _helm_docs_binary(binary: str, chart: Path, values_files: Sequence[str], set
     return docs
 
 
-def _helm_docs_sdk(chart: Path, values_files: Sequence[str], sets: Sequence[str],
-                   namespace: str | None, what: str) -> list[tuple[str, str]]:
-    spec = importlib.util.find_spec("helm_python")
-    if spec is None or not spec.submodule_search_locations or not sys.executable:
-        raise RenderError("the Helm SDK (helm-python-sdk) is installed but cannot be started")
+def _sdk_values(opts: HelmOptions) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    for vf in values_files:
+    for vf in opts.values_files:
         try:
             data = yaml.safe_load(Path(vf).read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as e:
@@ -421,10 +459,21 @@ def _helm_docs_sdk(chart: Path, values_files: Sequence[str], sets: Sequence[str]
         if not isinstance(data, dict):
             raise RenderError(f"values file {vf}: must be a mapping")
         values = _deep_merge(values, data)
-    for s in sets:
+    for s in opts.sets:
         parse_set(s, values)
+    for s in opts.set_strings:
+        parse_set(s, values, typed=False)
+    return values
+
+
+def _helm_docs_sdk(chart: Path, opts: HelmOptions, what: str) -> list[tuple[str, str]]:
+    spec = importlib.util.find_spec("helm_python")
+    if spec is None or not spec.submodule_search_locations or not sys.executable:
+        raise RenderError("the Helm SDK (helm-python-sdk) is installed but cannot be started")
     request = {"path": str(Path(next(iter(spec.submodule_search_locations))).parent), "chart": chart.name,
-               "values": values, "name": RELEASE_NAME, "namespace": namespace or "default"}
+               "values": _sdk_values(opts), "name": opts.release_name, "namespace": opts.namespace or "default",
+               "kube_version": f"v{opts.kube_version}.0" if opts.kube_version else None,
+               "api_versions": list(opts.api_versions)}
     # -I: neither the environment nor the current directory decides what the child imports
     out = _run([sys.executable, "-I", "-B", str(_CHILD)], what, cwd=chart.parent,
                stdin=json.dumps(request, default=str).encode("utf-8"))  # str: YAML dates, as Helm reads them
@@ -449,8 +498,49 @@ def _helm_docs_sdk(chart: Path, values_files: Sequence[str], sets: Sequence[str]
     return docs
 
 
+def _render_copy(engine: tuple[str, str], copy: Path, opts: HelmOptions, what: str) -> list[tuple[str, str]]:
+    if engine[0] == "binary":
+        return _helm_docs_binary(engine[1], copy, opts, what)
+    return _helm_docs_sdk(copy, opts, what)
+
+
+def _marked_lines(docs: list[tuple[str, str]], marked_docs: list[tuple[str, str]] | None,
+                  inst: Instrumented | None) -> dict[int, list[tuple[Origin, bool] | None]]:
+    """Per plain document (by index), the origins of its lines, where the marked render agrees.
+
+    A document whose marked render, markers stripped, differs from the plain one (a marker that
+    changed what a template computed) gets none: its positions fall back to matching keys."""
+    out: dict[int, list[tuple[Origin, bool] | None]] = {}
+    if inst is None or marked_docs is None:
+        return out
+    cleaned: list[tuple[str, str, list[tuple[Origin, bool] | None]]] = []
+    for source, text in marked_docs:
+        clean, lines = strip(text, inst)
+        lead = len(clean) - len(clean.lstrip("\n"))
+        clean, lines = clean.strip("\n") + "\n", lines[lead:]
+        if clean.strip():
+            cleaned.append((source, clean, lines))
+    if len(cleaned) != len(docs):
+        return out
+
+    def norm(t: str) -> list[str]:
+        return [ln.rstrip() for ln in t.strip("\n").split("\n")]
+
+    for n, ((source, text), (msource, mtext, lines)) in enumerate(zip(docs, cleaned, strict=True)):
+        if source == msource and norm(text) == norm(mtext):
+            out[n] = lines
+    return out
+
+
 def render_helm(chart_dir: str, values_files: Sequence[str] = (), sets: Sequence[str] = (),
-                namespace: str | None = None, kube_version: str | None = None) -> Rendered:
+                namespace: str | None = None, kube_version: str | None = None,
+                options: HelmOptions | None = None, positions: bool = True) -> Rendered:
+    """Render a chart (``options`` wins over the separate arguments, kept for callers of old).
+
+    With ``positions``, the chart is rendered instrumented (`dralint.inputs.helm_positions`) and
+    each rendered line knows its template line; a chart that renders only plainly loses that."""
+    opts = options or HelmOptions(values_files=values_files, sets=sets, namespace=namespace,
+                                  kube_version=kube_version)
     chart = Path(chart_dir)
     if not (chart / "Chart.yaml").is_file():
         raise RenderError(f"{chart_dir}: not a Helm chart directory (no Chart.yaml)")
@@ -461,22 +551,34 @@ def render_helm(chart_dir: str, values_files: Sequence[str] = (), sets: Sequence
         raise RenderError(NO_HELM.format(chart=chart_dir))
     what = f"helm template {chart_dir}"
     real = Path(os.path.realpath(chart))
+    inst: Instrumented | None = None
     with tempfile.TemporaryDirectory(prefix="dralint-chart-") as tmp:
         dropped = copy_tree([real], real.parent, Path(tmp))
         copy = Path(tmp) / real.name
-        if engine[0] == "binary":
-            docs = _helm_docs_binary(engine[1], copy, values_files, sets, namespace, kube_version, what)
-        else:
-            docs = _helm_docs_sdk(copy, values_files, sets, namespace, what)
+        if opts.resource_versions is not None:
+            pin_capabilities(copy, set(opts.resource_versions))
+        # the plain render is what is linted; the marked one only says where each line came from
+        docs = _render_copy(engine, copy, opts, what)
+        marked_docs: list[tuple[str, str]] | None = None
+        if positions:
+            with tempfile.TemporaryDirectory(prefix="dralint-chart-marked-") as marked_tmp:
+                marked = Path(marked_tmp) / real.name
+                shutil.copytree(copy, marked, symlinks=True)
+                inst = instrument(marked)
+                try:
+                    marked_docs = _render_copy(engine, marked, opts, what)
+                except RenderError:
+                    inst = None  # a chart the markers break: its positions fall back to matching keys
+    positions_of = _marked_lines(docs, marked_docs, inst)
     rendered_docs: list[RenderedDoc] = []
     disk: dict[str, Path] = {}
-    for source, text in docs:
+    for n, (source, text) in enumerate(docs):
         f = _template_file(chart, source)
         origin = _display(f)
         if f.is_file():
             disk[origin] = f
-        rendered_docs.append(RenderedDoc(origin, text, source))
-    result = _group(rendered_docs, disk)
+        rendered_docs.append(RenderedDoc(origin, text, source, positions_of.get(n)))
+    result = _group(rendered_docs, disk, chart)
     if dropped:
         result.notes.append(_dropped_links(dropped, f"the chart `{chart_dir}`"))
     return result
