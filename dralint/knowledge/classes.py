@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from dralint.knowledge import drivers
 from dralint.knowledge.profile import ClusterProfile, ProfileError
-from dralint.suggest import closest
+from dralint.suggest import closest, within_edits
 
 #: a DRA driver name is a DNS subdomain (the API server validates `device.driver` so)
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -58,12 +58,9 @@ def is_typo(name: str, of: str) -> bool:
     Deliberately tighter than the did-you-mean hint: `mig.nvidia.com` and `gpu.nvidia.com` are
     both real classes three edits apart, and `gpu.example.com` is no typo of `gpu.nvidia.com`.
     """
-    from rapidfuzz.distance import DamerauLevenshtein
-
     if name == of:
         return False
-    limit = 2 if min(len(name), len(of)) >= 12 else 1
-    return int(DamerauLevenshtein.distance(name, of, score_cutoff=limit + 1)) <= limit
+    return within_edits(name, of, 2 if min(len(name), len(of)) >= 12 else 1)
 
 
 @dataclass(frozen=True)
