@@ -19,3 +19,11 @@ def closest(word: str, options: Iterable[str], cutoff: float = 0.75) -> str | No
 
     hit = process.extractOne(word, options, scorer=fuzz.ratio, score_cutoff=cutoff * 100)
     return None if hit is None else str(hit[0])
+
+
+def within_edits(word: str, other: str, limit: int) -> bool:
+    """``word`` turns into ``other`` with at most ``limit`` insertions, deletions, substitutions or
+    swaps of neighbours (Damerau-Levenshtein): a typo, where `closest` only ranks similarity."""
+    from rapidfuzz.distance import DamerauLevenshtein
+
+    return int(DamerauLevenshtein.distance(word, other, score_cutoff=limit + 1)) <= limit

@@ -9,7 +9,7 @@ from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
 from dralint.inputs.index import K8sObject, same_namespace
 from dralint.knowledge import k8s, workloads
-from dralint.model import Applicability, Edit, Fix, Violation, same, to_plain
+from dralint.model import Applicability, Edit, Fix, JsonPath, Severity, Violation, same, to_plain
 from dralint.suggest import closest
 
 
@@ -131,22 +131,62 @@ def known_classes(ctx: Context) -> set[str]:
 
 @rule("DRA305", kinds=("ResourceClaim", "ResourceClaimTemplate"))
 def unknown_device_class(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
-    from dralint.knowledge.drivers import stale_class_note
+    from dralint.knowledge.classes import explain_missing, unknown_driver_of
 
     known = known_classes(ctx)
-    for r in dra.requests(obj):
-        for alt in r.alternatives:
-            dc = alt.device_class
-            if not dc or dc in known:
-                continue  # an empty name is DRA104's (required field)
-            note = stale_class_note(dc, ctx.profile)
+    refs = _missing_class_refs(obj, ctx, known)
+    for dc, where in refs.items():
+        first_obj, path = where[0]
+        if first_obj is not obj:
+            continue  # one finding per class per file, on its first reference
+        if unknown_driver_of(dc, ctx.profile):
+            continue  # named after a listed driver dralint has no data for: taken as installed
+        miss = explain_missing(dc, ctx.profile, known)
+        more = len(where) - 1
+        also = f" ({more} more reference{'s' if more > 1 else ''} in this file)" if more else ""
+        if miss.proven:
             yield Violation(
                 f"device class `{dc}` is neither defined in the linted files nor installed by a configured driver"
-                f"{'; ' + note if note else _suggest(dc, sorted(known))}; the scheduler reports "
-                f"\"device class {dc} does not exist\" and the pod stays Pending",
-                (*alt.path, "deviceClassName"),
+                f"{also}; {miss.reason}; the scheduler reports \"device class {dc} does not exist\" and the pod "
+                "stays Pending",
+                path,
                 on="value",
             )
+        else:
+            yield Violation(
+                f"device class `{dc}` is not defined in the linted files{also}; {miss.reason}",
+                path,
+                on="value",
+                severity=Severity.WARNING,
+            )
+
+
+def _missing_class_refs(
+    obj: K8sObject, ctx: Context, known: set[str]
+) -> dict[str, list[tuple[K8sObject, JsonPath]]]:
+    """Unknown class -> its references in ``obj``'s file, in file order (computed once per file)."""
+    key = ("dra305-refs", obj.file.path)
+    hit: dict[str, list[tuple[K8sObject, JsonPath]]] | None = ctx.cache.get(key)
+    if hit is not None and any(o is obj for refs in hit.values() for o, _ in refs):
+        return hit
+    by_file: dict[str, list[K8sObject]] | None = ctx.cache.get("dra305-by-file")
+    if by_file is None or not any(o is obj for o in by_file.get(obj.file.path, ())):
+        by_file = {}
+        for o in ctx.index.of_kind("ResourceClaim", "ResourceClaimTemplate"):
+            by_file.setdefault(o.file.path, []).append(o)
+        ctx.cache["dra305-by-file"] = by_file
+    out: dict[str, list[tuple[K8sObject, JsonPath]]] = {}
+    objs = by_file.get(obj.file.path) or []
+    if not any(o is obj for o in objs):
+        objs = [obj]  # an object outside the index (a migration plan's own): judged alone
+    for o in objs:
+        for r in dra.requests(o):
+            for alt in r.alternatives:
+                dc = alt.device_class
+                if dc and dc not in known:  # an empty name is DRA104's (required field)
+                    out.setdefault(dc, []).append((o, (*alt.path, "deviceClassName")))
+    ctx.cache[key] = out
+    return out
 
 
 @rule("DRA306", needs="claims")

@@ -23,6 +23,7 @@ from dralint.engine.config import Config, ConfigError
 from dralint.engine.runner import Result
 from dralint.fix.write import ReportWriteError, write_report_file
 from dralint.inputs.load import HAVE_LIBYAML
+from dralint.knowledge.classes import describe_unknown
 from dralint.knowledge.profile import newest_minor
 from dralint.model import Severity
 from dralint.report import ReportOptions, format_names, get_formatter
@@ -52,6 +53,10 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
         echo_err(f"  note: dralint has no data for Kubernetes {p.kubernetes_version}; judging with {newest}")
     if p.drivers:
         echo_err("  drivers: " + ", ".join(f"{d.name}={d.version or 'newest'}" for d in p.drivers))
+        for line in describe_unknown(p):
+            echo_err(f"    {line}")
+    if p.device_classes:
+        echo_err("  declared device classes: " + ", ".join(p.device_classes))
     if not HAVE_LIBYAML:
         echo_err("  warning: PyYAML without libyaml: parsing is ~9x slower")
     echo_err(f"  {len(result.files)} files, {len(result.index.objects)} objects, {len(result.selected)} rules, "

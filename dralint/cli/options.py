@@ -58,7 +58,10 @@ def common_lint_options(fn: Any) -> Any:
                      help="Kubernetes feature gates, e.g. DRAPrioritizedList=true,DRAAdminAccess=false."),
         click.option("--runtime-config", help="API versions switched on, e.g. resource.k8s.io/v1beta1=true."),
         click.option("--driver", "drivers", multiple=True,
-                     help="Installed DRA driver as NAME or NAME=VERSION, e.g. gpu.nvidia.com=0.4.1 (repeatable)."),
+                     help="Installed DRA driver as NAME or NAME=VERSION, e.g. gpu.nvidia.com=0.4.1 (repeatable). "
+                          "A driver dralint has no data for is taken as installed, with classes named after it."),
+        click.option("--device-class", "device_classes", multiple=True,
+                     help="A DeviceClass the cluster has that the linted files do not define (repeatable)."),
         click.option("--inventory", multiple=True, type=click.Path(exists=True),
                      help="ResourceSlices (file, directory or `kubectl get resourceslices -o yaml` dump)."),
         click.option("--stdin-filename", help="Name to report for input read from `-`."),
@@ -120,7 +123,11 @@ def build_run_config(kw: dict[str, Any]) -> Config:
         name, _, version = d.partition("=")
         existing = {x.name: x for x in p.drivers}
         gates = existing[name].feature_gates if name in existing else {}
-        p.drivers = [x for x in p.drivers if x.name != name] + [DriverProfile(name, version or None, gates)]
+        classes = existing[name].device_classes if name in existing else ()
+        p.drivers = [x for x in p.drivers if x.name != name] + [DriverProfile(name, version or None, gates, classes)]
+    for c in kw.get("device_classes") or ():
+        if c not in p.device_classes:
+            p.device_classes.append(c)
     try:
         validate_drivers(p)
     except ProfileError as e:

@@ -76,9 +76,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
                     "name": {"type": "string"},
                     "version": {"type": ["string", "number"]},
                     "feature-gates": _BOOL_MAP,
+                    "device-classes": {"type": "array", "items": {"type": "string"}},
                 },
             },
         },
+        "device-classes": {"type": "array", "items": {"type": "string"}},
         "inventory": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
         "extended-resources": {
             "type": "array",
@@ -294,13 +296,15 @@ def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
             runtime_config=dict(raw.get("runtime-config", {})),
             drivers=[
                 DriverProfile(
-                    d["name"], str(d["version"]) if "version" in d else None, dict(d.get("feature-gates", {}))
+                    d["name"], str(d["version"]) if "version" in d else None, dict(d.get("feature-gates", {})),
+                    tuple(d.get("device-classes", [])),
                 )
                 for d in raw.get("drivers", [])
             ],
             inventory=[str(root / p) for p in ([inv] if isinstance(inv, str) else inv)],
             extended_resources=list(raw.get("extended-resources", [])),
             values_files={k: list(v) for k, v in raw.get("values-files", {}).items()},
+            device_classes=list(raw.get("device-classes", [])),
         )
         validate_drivers(cfg.profile)
     except ProfileError as e:

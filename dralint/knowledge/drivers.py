@@ -253,6 +253,9 @@ def gate_info(driver: str, gate: str) -> GateInfo | None:
 
 def validate_profile(profile: ClusterProfile) -> None:
     """Raise ProfileError for unknown releases or gates, or gate combinations the driver refuses."""
+    from dralint.knowledge.classes import validate as validate_unknown
+
+    validate_unknown(profile)  # drivers without data, declared classes
     for data in _driver_files():
         chosen = [d for d in profile.drivers if d.name in data.drivers]
         if not chosen:
@@ -357,7 +360,16 @@ def installed_classes(profile: ClusterProfile) -> set[str]:
         for name, c in (s.data.raw.get("device-classes") or {}).items():
             if isinstance(c, dict) and c.get("driver") in s.components and s.data.present(c, s.release):
                 out.add(str(name))
+    # classes the configuration declares (drivers dralint has no data for, or an admin's own classes)
+    out.update(str(c) for c in profile.device_classes)
+    for d in profile.drivers:
+        out.update(str(c) for c in d.device_classes)
     return out
+
+
+def data_class_names() -> set[str]:
+    """Every class name any driver data file defines, whatever the profile installs (for typo checks)."""
+    return {str(n) for data in _driver_files() for n in (data.raw.get("device-classes") or {})}
 
 
 def stale_class_note(name: str, profile: ClusterProfile) -> str | None:

@@ -24,6 +24,8 @@ class DriverProfile:
     name: str
     version: str | None = None  # None = newest release in the data
     feature_gates: dict[str, bool] = field(default_factory=dict)
+    #: device classes this driver installs, as the configuration lists them (for drivers without data)
+    device_classes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -38,6 +40,9 @@ class ClusterProfile:
     #: chart name (gpu-operator | dra-driver | device-plugin) -> globs of Helm values files of that chart
     #: (DRA207), for values not recognised by content
     values_files: dict[str, list[str]] = field(default_factory=dict)
+    #: device classes the cluster has beyond what the linted files and known drivers define
+    #: (`device-classes:` in the configuration, `--device-class`)
+    device_classes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.kubernetes_version:
