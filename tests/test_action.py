@@ -111,13 +111,16 @@ def _env_for(step: dict[str, Any], inputs: dict[str, str]) -> dict[str, str]:
     return {k: EXPR.sub(sub, str(v)) for k, v in step.get("env", {}).items()}
 
 
-def run_lint_step(workdir: Path, **inputs: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str], str]:
+def run_lint_step(workdir: Path, path_first: Path | None = None,
+                  **inputs: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str], str]:
     step = _step("lint")
     output = workdir.parent / "github_output"
     summary = workdir.parent / "step_summary"
     output.write_text("", encoding="utf-8")
     summary.write_text("", encoding="utf-8")
     bindir = str(Path(sys.executable).parent)
+    if path_first is not None:
+        bindir = str(path_first) + os.pathsep + bindir
     env = {**os.environ, **_env_for(step, inputs), "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary),
            "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
     bash = shutil.which("bash")
@@ -220,3 +223,195 @@ def test_lint_step_never_writes_the_sarif_file_through_a_committed_link(workdir:
     assert victim.read_text(encoding="utf-8") == "export KEEP=1\n"
     assert outputs["exit-code"] == "2", p.stderr
     assert "symbolic link" in p.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# one run, pins, cache, args and version (issue 16, point 5)
+
+ACTION_TEXT = (REPO / "action.yml").read_text(encoding="utf-8")
+WORKFLOW_TEXT = (EXAMPLES / "github-workflow.yml").read_text(encoding="utf-8")
+#: `uses: owner/repo[/path]@ref  # comment`, from the raw text: YAML drops the comment
+USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<action>[^@\s]+)@(?P<ref>\S+)[ \t]*(?:#\s*(?P<tag>\S+))?", re.M)
+SHA = re.compile(r"[0-9a-f]{40}")
+#: the major of github/codeql-action that the example workflow must use (v3 is the previous one)
+CODEQL_MAJOR = "v4"
+
+
+def _uses(text: str) -> list[re.Match[str]]:
+    return list(USES.finditer(text))
+
+
+def test_action_declares_the_issue_inputs() -> None:
+    assert {"args", "version", "paths", "config", "fail-on", "sarif-file"} <= INPUTS
+
+
+@pytest.mark.parametrize("name,text", [("action.yml", ACTION_TEXT), ("example workflow", WORKFLOW_TEXT)])
+def test_third_party_actions_are_pinned_by_sha_with_the_tag_in_a_comment(name: str, text: str) -> None:
+    uses = _uses(text)
+    assert uses, name
+    for m in uses:
+        if m["action"] == "dralint/dralint" or m["action"].startswith("./"):
+            continue  # the action itself: the user picks the release (docs/releasing.md)
+        assert SHA.fullmatch(m["ref"]), f"{name}: {m.group(0).strip()} is not pinned by a full commit SHA"
+        assert m["tag"] and re.fullmatch(r"v\d+(\.\d+)*", m["tag"]), f"{name}: {m.group(0).strip()} has no tag comment"
+    # the same action is pinned to the same commit everywhere
+    pins: dict[str, set[str]] = {}
+    for m in _uses(ACTION_TEXT) + _uses(WORKFLOW_TEXT):
+        pins.setdefault(m["action"].split("/")[0] + "/" + m["action"].split("/")[1], set()).add(m["ref"])
+    assert all(len(refs) == 1 for refs in pins.values()), pins
+
+
+def test_example_workflow_uses_the_current_codeql_major() -> None:
+    (m,) = [m for m in _uses(WORKFLOW_TEXT) if m["action"] == "github/codeql-action/upload-sarif"]
+    assert m["tag"].split(".")[0] == CODEQL_MAJOR
+
+
+def test_action_caches_pip_downloads_where_pip_puts_them() -> None:
+    cache = next(s for s in _steps() if str(s.get("uses", "")).startswith("actions/cache@"))
+    install = _step("install")
+    assert install["env"]["PIP_CACHE_DIR"] == cache["with"]["path"]
+    # the key changes with what is installed (the version input and the action's pyproject are hashed)
+    key_step = _step("pip-key")
+    assert "${{ steps.pip-key.outputs.hash }}" in cache["with"]["key"]
+    assert "DRALINT_VERSION" in key_step["env"] and "pyproject.toml" in key_step["run"]
+    assert _steps().index(cache) < _steps().index(install)
+
+
+def test_every_expression_in_a_step_is_in_env_or_with_never_in_run() -> None:
+    for s in _steps():
+        for key, value in s.items():
+            if key in ("env", "with"):
+                continue
+            if key == "if":
+                continue
+            assert "inputs." not in str(value), (s.get("name"), key)
+
+
+def _counting_python(tmp: Path) -> tuple[Path, Path]:
+    """A `python` first on PATH that logs how it was called, then runs this interpreter."""
+    shim = tmp / "shim"
+    shim.mkdir()
+    log = tmp / "python-calls"
+    (shim / "python").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{sys.executable}" "$@"\n',
+                                 encoding="utf-8")
+    (shim / "python").chmod(0o755)
+    return shim, log
+
+
+def test_lint_step_runs_dralint_once_for_annotations_sarif_and_summary(workdir: Path, tmp_path: Path) -> None:
+    (workdir / "manifests" / "two.yaml").write_text(GPU_POD.replace("trainer", "second"), encoding="utf-8")
+    shim, log = _counting_python(tmp_path)
+    p, outputs, summary = run_lint_step(workdir, shim, paths="manifests/")
+    assert outputs["exit-code"] == "1", p.stderr
+    runs = [c for c in log.read_text(encoding="utf-8").splitlines() if "dralint" in c and "-c" not in c.split()]
+    assert len(runs) == 1, runs
+    # the three reports tell of the same two findings (two GPU pods, one finding each)
+    annotations = [x for x in p.stdout.splitlines() if x.startswith("::warning ")]
+    sarif = json.loads((workdir / "dralint.sarif").read_text(encoding="utf-8"))
+    assert len(annotations) == 2
+    assert len(sarif["runs"][0]["results"]) == 2
+    assert "Found 2 findings" in summary
+
+
+def test_lint_step_args_are_split_like_a_shell_but_never_run(workdir: Path) -> None:
+    (workdir / "manifests" / "skip me.yaml").write_text(GPU_POD, encoding="utf-8")
+    p, outputs, _ = run_lint_step(workdir, paths="manifests", format="text", args="--exclude 'skip me.yaml' "
+                                  "--exclude pod.yaml --select DRA2 $(touch pwned) `touch pwned2`")
+    assert not (workdir / "pwned").exists() and not (workdir / "pwned2").exists()
+    # `$(touch pwned)` and the backticks reach dralint as plain words: paths that do not exist
+    assert outputs["exit-code"] == "2", p.stderr
+    assert "$(touch" in p.stderr and "no such file" in p.stderr
+    assert "skip me.yaml" not in p.stdout and "pod.yaml" not in p.stdout
+
+
+def test_lint_step_args_select_changes_what_is_reported(workdir: Path) -> None:
+    p, outputs, _ = run_lint_step(workdir, paths="manifests", args="--ignore DRA201")
+    assert outputs["exit-code"] == "0", p.stderr + p.stdout
+    assert "DRA201" not in p.stdout
+
+
+def test_lint_step_args_with_broken_quoting_is_a_usage_error(workdir: Path) -> None:
+    p, outputs, _ = run_lint_step(workdir, paths="manifests", args="--exclude 'unclosed")
+    assert p.returncode == 2
+    assert outputs["exit-code"] == "2"
+    assert "quoting" in p.stderr
+
+
+def _fake_interpreter(tmp: Path) -> tuple[Path, Path]:
+    """A stand-in for setup-python's interpreter: `-m venv DIR` makes a DIR/bin/python that logs its
+    arguments one a line (so the install step runs without reaching a package index)."""
+    log = tmp / "pip-args"
+    fake = tmp / "fake-python"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then\n'
+        '  mkdir -p "$3/bin"\n'
+        f'  printf \'#!/bin/sh\\nfor a in "$@"; do echo "$a"; done > "{log}"\\n\' > "$3/bin/python"\n'
+        '  chmod +x "$3/bin/python"\n'
+        "fi\n", encoding="utf-8")
+    fake.chmod(0o755)
+    return fake, log
+
+
+@pytest.mark.parametrize("version,spec", [
+    ("", "<action path>"),
+    ("0.2.0", "dralint==0.2.0"),
+    ("dralint>=0.1,<0.2", "dralint>=0.1,<0.2"),
+    ("--index-url=https://evil.invalid/simple", None),
+])
+def test_install_step_turns_the_version_input_into_one_pip_requirement(
+    tmp_path: Path, version: str, spec: str | None
+) -> None:
+    step = _step("install")
+    fake, log = _fake_interpreter(tmp_path)
+    action_path = tmp_path / "action checkout"
+    action_path.mkdir()
+    github_path = tmp_path / "github_path"
+    github_path.write_text("", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env |= {"DRALINT_VERSION": version, "ACTION_PATH": str(action_path), "PYTHON": str(fake),
+            "PIP_CACHE_DIR": str(tmp_path / "pip-cache"), "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+            "GITHUB_PATH": str(github_path)}
+    assert set(step["env"]) <= set(env)
+    (tmp_path / "runner-temp").mkdir()
+    bash = shutil.which("bash")
+    assert bash is not None
+    p = subprocess.run([bash, "-e", "-c", step["run"]], env=env, capture_output=True, text=True, timeout=60)
+    if spec is None:
+        assert p.returncode == 2
+        assert not log.exists()
+        return
+    assert p.returncode == 0, p.stderr
+    args = log.read_text(encoding="utf-8").splitlines()
+    assert args[:2] == ["-m", "pip"] and "install" in args
+    # exactly one requirement, after `--`, so nothing in it is read as a pip option
+    assert args[args.index("--") + 1:] == [str(action_path) if spec == "<action path>" else spec]
+    assert github_path.read_text(encoding="utf-8").strip().endswith("dralint-venv/bin")
+
+
+def test_action_entry_point_rejects_a_bad_output_file_spec(workdir: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from dralint.cli.action import main
+
+    monkeypatch.chdir(workdir)
+    assert main(["--no-cache", "--output-file", "pdf=x.pdf", "--", "manifests"]) == 2
+    assert main(["--no-cache", "--output-file", "sarif", "--", "manifests"]) == 2
+    err = capsys.readouterr().err
+    assert "'pdf' is not a format" in err and "FORMAT=PATH" in err
+    assert not (workdir / "x.pdf").exists()
+
+
+def test_action_entry_point_keeps_the_log_when_a_report_cannot_be_written(
+    workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dralint.cli.action import main
+
+    monkeypatch.chdir(workdir)
+    code = main(["--no-cache", "--output-file", "sarif=no/such/dir/x.sarif", "--output-file", "json=out.json",
+                 "--", "manifests"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out.startswith("::warning file=manifests/pod.yaml,line=10")
+    assert "no/such/dir/x.sarif" in err
+    # the report after the one that failed is still written, from the same findings
+    assert [f["rule"] for f in json.loads((workdir / "out.json").read_text(encoding="utf-8"))["findings"]] == ["DRA201"]

@@ -169,6 +169,7 @@ def test_shell_snippet_runs(command: str, sample_repo: Path, monkeypatch: pytest
         assert json.loads(out.out)["version"] == 1
     if "--output" in command:
         written = sample_repo / argv[argv.index("--output") + 1]
-        assert written.read_text(encoding="utf-8").startswith("<?xml")
+        head = "<!DOCTYPE html>" if "--format html" in command else "<?xml"
+        assert written.read_text(encoding="utf-8").startswith(head)
     if piped:
         assert json.loads(out.out)["summary"]["device_plugin"] == 1

@@ -20,7 +20,7 @@ def command() -> click.Command:
     @click.command("report")
     @click.argument("paths", nargs=-1, type=click.Path())
     @common_lint_options
-    @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+    @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]), default="text",
                   show_default=True)
     @click.option("--output", type=click.Path(dir_okay=False, writable=True),
                   help="Write the report to this file instead of stdout.")
@@ -39,7 +39,7 @@ def command() -> click.Command:
             sys.exit(EXIT_USAGE)
         forced = report_problems(result)
         readiness = assess(result)
-        text = render(readiness, fmt)
+        text = _html(result, readiness) if fmt == "html" else render(readiness, fmt)
         if output:
             try:
                 write_report_file(output, text)
@@ -53,3 +53,16 @@ def command() -> click.Command:
         sys.exit(1 if fail_if_not_ready and not readiness.total.ready else 0)
 
     return report
+
+
+def _html(result: Any, readiness: Any) -> str:
+    """The self-contained page, with the workloads `dralint migrate` would skip (`dralint.report.html`)."""
+    from dralint.migrate.preview import skipped_workloads
+    from dralint.report.html import Skip, render_html
+
+    legacy = {(w["path"], w["object"]["kind"], w["object"]["namespace"], w["object"]["name"]): w["uses_dra"]
+              for w in readiness.legacy_workloads}
+    skips = [Skip(w.path, w.line, w.kind, w.namespace, w.name, w.reason,
+                  bool(legacy.get((w.path, w.kind, w.namespace, w.name))))
+             for w in skipped_workloads(result, result.config)]
+    return render_html(readiness, skips)
