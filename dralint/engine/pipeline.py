@@ -194,4 +194,5 @@ def _lint_serial_quiet(inputs: list[Input], summaries: dict[int, FileSummary], c
     if cache is not None:
         stats["cache_writes"] = cache.writes
     return Result(findings=findings, files=targets, index_or_builder=index, config=config, selected=runner.selected,
-                  internal_errors=runner.errors, suppressed=suppressed, stats=stats)
+                  internal_errors=runner.errors, suppressed=suppressed, stats=stats,
+                  suppressions=sorted(runner.suppressions, key=Finding.sort_key))

@@ -62,10 +62,19 @@ def summary_json(result: Result) -> dict[str, Any]:
     }
 
 
+def suppressed_json(f: Finding) -> dict[str, Any]:
+    """A suppressed finding: the finding itself plus how it was silenced and why (the reason after ` -- `)."""
+    out = finding_json(f)
+    how = f.extra.get("suppression") or {}
+    out["suppression"] = {"kind": how.get("kind"), "line": how.get("line"), "justification": how.get("justification")}
+    return out
+
+
 def render(result: Result, opts: ReportOptions) -> str:
     doc = {
         "version": FORMAT_VERSION,
         "findings": [finding_json(f) for f in result.findings],
+        "suppressed": [suppressed_json(f) for f in result.suppressions],
         "summary": summary_json(result),
     }
     return json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
