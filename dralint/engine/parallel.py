@@ -30,6 +30,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from dralint.checks.registry import load_checks
+from dralint.engine import progress
 from dralint.engine.cache import SummaryCache
 from dralint.engine.config import Config
 from dralint.engine.lazy import Input, LazySourceFile, add_summary
@@ -158,6 +159,7 @@ def lint_parallel(
                 stats["worker_error"] = payload
                 return None
             results.extend(payload[0])
+            progress.advance(len(payload[0]))  # a worker's whole share at once: the rest is in the workers
             for k, v in payload[1].items():
                 if k.endswith("_seconds"):
                     stats.setdefault(k, []).append(round(v, 3))

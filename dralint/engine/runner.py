@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dralint.checks.registry import CheckFn, Context, RuleImpl, load_checks
+from dralint.engine import progress
 from dralint.engine.config import Config
 from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.suppress import ANNOTATION, Directive, Suppressor, annotation_directive, parse_directives
@@ -232,6 +233,7 @@ class _Runner:
             kept, n = self.lint_file(sf, objects_by_file.get(id(sf), ()), values_by_file.get(id(sf), ()))
             findings.extend(kept)
             suppressed += n
+            progress.advance()
         return findings, suppressed
 
 
