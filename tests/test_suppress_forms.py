@@ -1,5 +1,5 @@
 """Suppression forms (issue 16, point 3): bare `# dralint: disable`, rule names, reasons after ` -- `,
-the same forms in the `dralint.io/ignore` annotation, the off-by-default blanket rule DRA009, and the
+the same forms in the `dralint.io/ignore` annotation, the off-by-default blanket rule DRA010, and the
 reason reaching JSON and SARIF."""
 
 from __future__ import annotations
@@ -143,14 +143,14 @@ def test_blanket_rule_reports_blanket_forms_and_names_what_they_hid(
         line = text.splitlines().index(f"    dralint.io/ignore: {json.dumps(annotation)}") + 1
     else:
         line = len(text.splitlines())
-    doc = run_json(tmp_path, capsys, text, "--extend-select", "DRA009")
+    doc = run_json(tmp_path, capsys, text, "--extend-select", "DRA010")
     (f,) = doc["findings"]
-    assert (f["rule"], f["name"], f["line"]) == ("DRA009", "blanket-suppression", line)
+    assert (f["rule"], f["name"], f["line"]) == ("DRA010", "blanket-suppression", line)
     assert "`DRA201`" in f["message"]  # the rule the suppression should have named
 
 
 def test_blanket_rule_is_quiet_for_named_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    doc = run_json(tmp_path, capsys, pod("# dralint: disable=DRA201"), "--extend-select", "DRA009")
+    doc = run_json(tmp_path, capsys, pod("# dralint: disable=DRA201"), "--extend-select", "DRA010")
     assert rules(doc) == []
 
 

@@ -68,7 +68,7 @@ def unused_suppression(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
     return iter(())
 
 
-@rule("DRA009", scope="file")
+@rule("DRA010", scope="file")
 def blanket_suppression(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
     # Produced by the engine with DRA006 (it needs to know what each suppression silenced); nothing here.
     return iter(())

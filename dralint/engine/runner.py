@@ -26,7 +26,7 @@ from dralint.knowledge.catalog import RuleMeta, catalog
 from dralint.model import Finding, JsonPath, Severity, Span, Violation
 
 UNUSED_SUPPRESSION = "DRA006"
-BLANKET_SUPPRESSION = "DRA009"
+BLANKET_SUPPRESSION = "DRA010"
 
 
 @dataclass
@@ -304,8 +304,8 @@ def _unused(
 def _blanket(
     runner: _Runner, sf: SourceFile, sup: Suppressor, anns: list[Directive], per_file: set[str]
 ) -> Iterator[Finding]:
-    """DRA009: directives without codes. Like DRA006 this runs after suppression, so a blanket
-    directive cannot silence the finding about itself; `disable-file=DRA009` and config can."""
+    """DRA010: directives without codes. Like DRA006 this runs after suppression, so a blanket
+    directive cannot silence the finding about itself; `disable-file=DRA010` and config can."""
     meta = runner.selected[BLANKET_SUPPRESSION]
     if any(c == BLANKET_SUPPRESSION or BLANKET_SUPPRESSION.startswith(c) for c in per_file):
         return

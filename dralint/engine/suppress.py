@@ -7,7 +7,7 @@
   the object; annotations survive ``helm template`` and ``kustomize build`` where comments do not.
 
 Every form takes codes, prefixes (``DRA2``) or rule names (``legacy-gpu-extended-resource``); no
-codes at all (``# dralint: disable``) means every rule, a *blanket* suppression that DRA009 (off by
+codes at all (``# dralint: disable``) means every rule, a *blanket* suppression that DRA010 (off by
 default) reports. A reason after `` -- `` (``disable=DRA201 -- moved in Q3``) is kept and shown in
 JSON and SARIF output as the suppression's justification.
 
