@@ -164,6 +164,27 @@ class Finding:
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.span.line, self.span.column, self.rule)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The finding as in ``--format json`` (the contract in RULES.md): plain, JSON-serialisable data."""
+        fix = None
+        if self.fix is not None:
+            fix = {"safety": "safe" if self.fix.applicability == Applicability.SAFE else "unsafe",
+                   "title": self.fix.title}
+        return {
+            "rule": self.rule,
+            "name": self.name,
+            "severity": str(self.severity),
+            "message": self.message,
+            "path": self.path,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "object": self.object.as_json() if self.object else None,
+            "source": self.source,
+            "fix": fix,
+        }
+
 
 class ConfigError(ValueError):
     """Invalid configuration or options (exit code 2).

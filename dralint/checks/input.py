@@ -68,6 +68,12 @@ def unused_suppression(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
     return iter(())
 
 
+@rule("DRA010", scope="file")
+def blanket_suppression(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
+    # Produced by the engine with DRA006 (it needs to know what each suppression silenced); nothing here.
+    return iter(())
+
+
 @rule("DRA007", scope="file")
 def symlink_outside_roots(sf: SourceFile, ctx: Context) -> Iterator[Violation]:
     # dralint.files marks such a link when it lists the inputs, and never opens it

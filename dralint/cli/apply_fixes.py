@@ -41,14 +41,19 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
         stdin = (kw.get("stdin_filename") or "-", sys.stdin.buffer.read())
     elif not targets:
         targets = ["."]
-    run, missing = fix_paths(targets, cfg, kw.get("context") or (), stdin, unsafe,
-                             bool(kw.get("follow_symlinks")))
+    from dralint.cli.outputs import progress_bar
+    from dralint.engine import progress
+
+    with progress.listening(progress_bar(kw)):
+        run, missing = fix_paths(targets, cfg, kw.get("context") or (), stdin, unsafe,
+                                 bool(kw.get("follow_symlinks")))
     run.result.missing = missing
     problem = report_problems(run.result)
     failed = _write(run, diff, stdin[0] if stdin else None)
     to_stderr = stdin is not None or diff
     stream = sys.stderr if to_stderr else sys.stdout
-    opts = ReportOptions(color=use_color(color, stream), statistics=statistics, verbose=bool(kw.get("verbose")))
+    opts = ReportOptions(color=use_color(color, stream), statistics=statistics, verbose=bool(kw.get("verbose")),
+                         quiet=bool(kw.get("quiet")), unsafe_fixes=unsafe)
     if output:
         try:
             write_report_file(output, get_formatter(fmt)(run.result, ReportOptions(statistics=statistics)))
@@ -56,10 +61,11 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
             echo_err(f"dralint: error: {e}")
             return 2
         fmt = "text"
-    report = get_formatter(fmt)(run.result, opts if fmt == "text" else ReportOptions(statistics=statistics))
-    click.echo(report, nl=False, err=to_stderr, color=opts.color)
+    report = get_formatter(fmt)(run.result, opts if fmt in ("text", "full") else ReportOptions(statistics=statistics))
+    if not kw.get("silent"):
+        click.echo(report, nl=False, err=to_stderr, color=opts.color)
     fixed = sum(sum(f.applied.values()) for f in run.changed())
-    if fixed:
+    if fixed and not (kw.get("quiet") or kw.get("silent")):
         verb = "Would fix" if diff else "Fixed"
         echo_err(f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {len(run.changed())} "
                  f"file{'s' if len(run.changed()) != 1 else ''}.")

@@ -19,6 +19,8 @@ from dralint.cli.options import (
     run_lint,
     use_color,
 )
+from dralint.cli.outputs import parse_output_files, progress_bar, write_outputs
+from dralint.engine import progress
 from dralint.engine.config import Config, ConfigError
 from dralint.engine.runner import Result
 from dralint.fix.write import ReportWriteError, write_report_file
@@ -70,8 +72,13 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @common_lint_options
-@click.option("--format", "fmt", default="text", show_default=True,
+@click.option("--format", "--output-format", "fmt", default="text", show_default=True,
               help="Output format: " + ", ".join(format_names()) + ".")
+@click.option("--output-file", "output_files", multiple=True, metavar="FORMAT=PATH",
+              help="Also write the report in FORMAT to PATH, from the same run (repeatable), "
+                   "e.g. --output-file sarif=out.sarif --output-file markdown=$GITHUB_STEP_SUMMARY.")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings only, no summary.")
+@click.option("--silent", is_flag=True, help="Print nothing on stdout (the exit code tells); errors go to stderr.")
 @click.option("--output", "output", type=click.Path(dir_okay=False, writable=True),
               help="Write the report in --format to this file; text still goes to the terminal.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]),
@@ -98,12 +105,14 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | N
     """Lint manifests (files, directories, or - for stdin)."""
     if fmt not in format_names():
         raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(format_names())}")
+    extra_outputs = parse_output_files(kw.pop("output_files"))
     apply_fixes, unsafe_fixes, diff = kw.pop("apply_fixes"), kw.pop("unsafe_fixes"), kw.pop("diff")
     if apply_fixes or diff:
         sys.exit(run_fix(paths, kw, unsafe=unsafe_fixes, diff=diff, fmt=fmt, fail_on=fail_on,
                                  exit_zero=exit_zero, color=color, output=output, statistics=statistics))
     try:
-        result, cfg, seconds = run_lint(paths, kw)
+        with progress.listening(progress_bar(kw)):
+            result, cfg, seconds = run_lint(paths, kw)
     except ConfigError as e:
         echo_err(f"dralint: error: {e}")
         sys.exit(EXIT_USAGE)
@@ -112,7 +121,12 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | N
         verbose_header(cfg, result, seconds)
     stream = sys.stdout
     opts = ReportOptions(color=use_color(color, stream), statistics=statistics,
-                         verbose=bool(kw.get("verbose")))
+                         verbose=bool(kw.get("verbose")), quiet=bool(kw.get("quiet")))
+    # the extra reports are written after the main one, so a path that cannot be written is reported
+    # after the log already shows the findings (a CI job keeps its annotations)
+    code = exit_code(result, fail_on or cfg.fail_on, exit_zero)
+    if kw.get("silent"):
+        sys.exit(_write_extra(result, extra_outputs, statistics, code))
     if output:
         file_opts = ReportOptions(statistics=statistics)
         try:
@@ -122,6 +136,14 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | N
             sys.exit(EXIT_USAGE)
         click.echo(get_formatter("text")(result, opts), nl=False, color=opts.color)
     else:
-        fmt_opts = opts if fmt == "text" else ReportOptions(statistics=statistics)
+        fmt_opts = opts if fmt in ("text", "full") else ReportOptions(statistics=statistics, quiet=opts.quiet)
         click.echo(get_formatter(fmt)(result, fmt_opts), nl=False, color=opts.color)
-    sys.exit(exit_code(result, fail_on or cfg.fail_on, exit_zero))
+    sys.exit(_write_extra(result, extra_outputs, statistics, code))
+
+
+def _write_extra(result: Result, outputs: list[tuple[str, str]], statistics: bool, code: int) -> int:
+    """Write the --output-file reports; any that fails is an error message and exit 2."""
+    errors = write_outputs(result, outputs, ReportOptions(statistics=statistics))
+    for e in errors:
+        echo_err(f"dralint: error: {e}")
+    return max(code, EXIT_USAGE) if errors else code

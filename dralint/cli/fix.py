@@ -21,6 +21,8 @@ def command() -> click.Command:
                   help="Lowest severity of a remaining finding that makes the exit code 1 (default: warning).")
     @click.option("--exit-zero", is_flag=True, help="Exit 0 when only findings remain (changes still exit 1).")
     @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+    @click.option("-q", "--quiet", is_flag=True, help="Print the remaining findings only, no summary.")
+    @click.option("--silent", is_flag=True, help="Print nothing but errors (the exit code tells).")
     def fix(paths: tuple[str, ...], unsafe_fixes: bool, diff: bool, fail_on: str | None, exit_zero: bool,
             color: str, **kw: Any) -> None:
         """Apply fixes to manifests (files, directories, or - for stdin: fixed text on stdout).

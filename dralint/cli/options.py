@@ -38,6 +38,8 @@ def use_color(choice: str, stream: Any) -> bool:
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
+    if os.environ.get("TERM") == "dumb":  # a terminal that does not understand escape sequences
+        return False
     return bool(getattr(stream, "isatty", lambda: False)())
 
 

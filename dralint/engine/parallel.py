@@ -25,11 +25,12 @@ import signal
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from dralint.checks.registry import load_checks
+from dralint.engine import progress
 from dralint.engine.cache import SummaryCache
 from dralint.engine.config import Config
 from dralint.engine.lazy import Input, LazySourceFile, add_summary
@@ -54,6 +55,7 @@ class _FileResult:
     findings: list[Finding]
     suppressed: int
     errors: list[InternalError]
+    suppressions: list[Finding] = field(default_factory=list)
 
 
 def shares(sizes: Sequence[int], todo: Sequence[int], workers: int) -> list[list[int]]:
@@ -157,6 +159,7 @@ def lint_parallel(
                 stats["worker_error"] = payload
                 return None
             results.extend(payload[0])
+            progress.advance(len(payload[0]))  # a worker's whole share at once: the rest is in the workers
             for k, v in payload[1].items():
                 if k.endswith("_seconds"):
                     stats.setdefault(k, []).append(round(v, 3))
@@ -186,6 +189,7 @@ def lint_parallel(
         selected=config.selected(),
         internal_errors=[e for r in results for e in r.errors],
         suppressed=sum(r.suppressed for r in results),
+        suppressions=sorted((f for r in results for f in r.suppressions), key=Finding.sort_key),
         stats=stats,
     )
 
@@ -247,8 +251,8 @@ def _phase2(
     results = []
     for i in sorted(mine):
         sf = mine[i]
-        before = len(runner.errors)
+        before, silenced = len(runner.errors), len(runner.suppressions)
         kept, suppressed = runner.lint_file(sf, objects.get(id(sf), ()), values.get(id(sf), ()))
-        results.append(_FileResult(i, kept, suppressed, runner.errors[before:]))
+        results.append(_FileResult(i, kept, suppressed, runner.errors[before:], runner.suppressions[silenced:]))
     stats["check_seconds"] = time.perf_counter() - t0
     return results, stats

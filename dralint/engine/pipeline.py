@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dralint.engine import progress
 from dralint.engine.cache import SummaryCache, default_cache_dir
 from dralint.engine.config import Config, usable_cores
 from dralint.engine.lazy import Input, add_summary
@@ -112,7 +113,10 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     stat: dict[int, os.stat_result] = {}
     if cache is not None:
         cache.load_paths()
+    # one unit per file read (or found in the cache) and one per target file checked
+    progress.start(len(inputs) + sum(1 for inp in inputs if inp.target))
     for i, inp in enumerate(inputs):
+        progress.advance()
         if cache is not None and inp.ref is not None and inp.ref.key:
             with contextlib.suppress(OSError):
                 stat[i] = os.stat(inp.ref.path)
@@ -194,4 +198,5 @@ def _lint_serial_quiet(inputs: list[Input], summaries: dict[int, FileSummary], c
     if cache is not None:
         stats["cache_writes"] = cache.writes
     return Result(findings=findings, files=targets, index_or_builder=index, config=config, selected=runner.selected,
-                  internal_errors=runner.errors, suppressed=suppressed, stats=stats)
+                  internal_errors=runner.errors, suppressed=suppressed, stats=stats,
+                  suppressions=sorted(runner.suppressions, key=Finding.sort_key))

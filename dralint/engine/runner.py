@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dralint.checks.registry import CheckFn, Context, RuleImpl, load_checks
+from dralint.engine import progress
 from dralint.engine.config import Config
 from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.suppress import ANNOTATION, Directive, Suppressor, annotation_directive, parse_directives
@@ -25,6 +26,7 @@ from dralint.knowledge.catalog import RuleMeta, catalog
 from dralint.model import Finding, JsonPath, Severity, Span, Violation
 
 UNUSED_SUPPRESSION = "DRA006"
+BLANKET_SUPPRESSION = "DRA010"
 
 
 @dataclass
@@ -46,6 +48,8 @@ class Result:
     missing: list[str] = field(default_factory=list)
     internal_errors: list[InternalError] = field(default_factory=list)
     suppressed: int = 0
+    #: the suppressed findings themselves, each with ``extra["suppression"]`` (kind, line, justification)
+    suppressions: list[Finding] = field(default_factory=list)
     #: how the run went (workers, cache hits, on-demand loads), for --verbose
     stats: dict[str, Any] = field(default_factory=dict)
 
@@ -90,6 +94,8 @@ class _Runner:
         self._kind_cache: dict[str | None, list[tuple[RuleImpl, RuleMeta]]] = {}
         self._calls: dict[tuple[str | None, int], list[tuple[CheckFn, RuleMeta, Context]]] = {}
         self.errors: list[InternalError] = []
+        #: findings a suppression silenced (kept for the JSON and SARIF reports)
+        self.suppressions: list[Finding] = []
 
     def object_rules(self, kind: str | None) -> list[tuple[RuleImpl, RuleMeta]]:
         rules = self._kind_cache.get(kind)
@@ -196,10 +202,14 @@ class _Runner:
                 continue
             if sup.suppressed(f, annotations.get(id(f))):
                 suppressed += 1
+                self.suppressions.append(f)
                 continue
             kept.append(f)
+        object_anns = [a for k, a in annotations.items() if k < 0]
         if UNUSED_SUPPRESSION in self.selected:
-            kept.extend(_unused(self, sf, sup, [a for k, a in annotations.items() if k < 0], per_file))
+            kept.extend(_unused(self, sf, sup, object_anns, per_file))
+        if BLANKET_SUPPRESSION in self.selected:
+            kept.extend(_blanket(self, sf, sup, object_anns, per_file))
         return kept, suppressed
 
     def units_by_file(self) -> tuple[dict[int, list[K8sObject]], dict[int, list[ValuesDoc]]]:
@@ -223,6 +233,7 @@ class _Runner:
             kept, n = self.lint_file(sf, objects_by_file.get(id(sf), ()), values_by_file.get(id(sf), ()))
             findings.extend(kept)
             suppressed += n
+            progress.advance()
         return findings, suppressed
 
 
@@ -247,6 +258,7 @@ def lint_files(targets: Iterable[SourceFile], context_files: Iterable[SourceFile
         selected=runner.selected,
         internal_errors=runner.errors,
         suppressed=suppressed,
+        suppressions=sorted(runner.suppressions, key=Finding.sort_key),
     )
 
 
@@ -276,13 +288,50 @@ def _unused(
             if code in d.used:
                 continue
             if code != "ALL" and not any(k == code or k.startswith(code) for k in cat):
-                msg = f"suppression names an unknown rule `{code}`"
+                msg = f"suppression names an unknown rule `{code}`" + _did_you_mean(code)
             elif code != "ALL" and not any(k == code or k.startswith(code) for k in runner.selected):
                 continue  # the rule is not enabled in this run: nothing to judge
             else:
                 where = {"file": "in this file", "line": f"on line {d.target_line}", "annotation": "on this object"}
-                msg = f"unused suppression: `{code}` suppressed nothing {where[d.kind]}"
+                what = "blanket suppression" if code == "ALL" else f"`{code}`"
+                msg = f"unused suppression: {what} suppressed nothing {where[d.kind]}"
             yield Finding(
                 rule=meta.code, name=meta.name, severity=runner.config.severity_for(meta), message=msg,
                 path=sf.path, span=d.span,
             )
+
+
+def _blanket(
+    runner: _Runner, sf: SourceFile, sup: Suppressor, anns: list[Directive], per_file: set[str]
+) -> Iterator[Finding]:
+    """DRA010: directives without codes. Like DRA006 this runs after suppression, so a blanket
+    directive cannot silence the finding about itself; `disable-file=DRA010` and config can."""
+    meta = runner.selected[BLANKET_SUPPRESSION]
+    if any(c == BLANKET_SUPPRESSION or BLANKET_SUPPRESSION.startswith(c) for c in per_file):
+        return
+    file_off = {c for d in sup.directives if d.kind == "file" and not d.blanket for c in d.codes}
+    if any(c == BLANKET_SUPPRESSION or BLANKET_SUPPRESSION.startswith(c) for c in file_off):
+        return
+    where = {"file": "every rule in this file", "line": "every rule on line {n}",
+             "annotation": "every rule on this object"}
+    for d in [*sup.directives, *anns]:
+        if not d.blanket:
+            continue
+        named = ",".join(sorted(d.hits))
+        hint = f"name the rules it is meant for (here: `{named}`)" if named else "name the rules it is meant for"
+        msg = (f"blanket suppression silences {where[d.kind].format(n=d.target_line)}, "
+               f"including problems nobody has seen yet; {hint}")
+        yield Finding(
+            rule=meta.code, name=meta.name, severity=runner.config.severity_for(meta), message=msg,
+            path=sf.path, span=d.span,
+        )
+
+
+def _did_you_mean(word: str) -> str:
+    """The closest rule code or name to a misspelt one in a suppression."""
+    from dralint.suggest import closest
+
+    cat = catalog()
+    options = [*cat, *(m.name for m in cat.values())]
+    near = closest(word if word.isupper() else word.lower(), options)
+    return f"; did you mean `{near}`?" if near else ""

@@ -6,6 +6,11 @@
 - ``metadata.annotations["dralint.io/ignore"]: "DRA201,DRA302"`` (or ``all``) silences them for
   the object; annotations survive ``helm template`` and ``kustomize build`` where comments do not.
 
+Every form takes codes, prefixes (``DRA2``) or rule names (``legacy-gpu-extended-resource``); no
+codes at all (``# dralint: disable``) means every rule, a *blanket* suppression that DRA010 (off by
+default) reports. A reason after `` -- `` (``disable=DRA201 -- moved in Q3``) is kept and shown in
+JSON and SARIF output as the suppression's justification.
+
 Each directive remembers which of its codes suppressed something, so that unused ones can be
 reported (DRA006).
 """
@@ -20,7 +25,13 @@ from dralint.model import Finding, Span
 
 ANNOTATION = "dralint.io/ignore"
 
-_DIRECTIVE_RE = re.compile(r"#\s*dralint:\s*(disable-file|disable)\s*=\s*([A-Za-z0-9_\-, ]+)")
+_DIRECTIVE_RE = re.compile(r"#\s*dralint:\s*(disable-file|disable)(?![\w-])([^\n]*)")
+#: what may follow ``disable``: nothing, ``=codes``, then optionally `` -- reason``
+_REST_RE = re.compile(r"(?:\s*=\s*(?P<codes>[A-Za-z0-9_\-, ]*?))?\s*(?:(?<=\s)--\s*(?P<reason>.*?))?\s*(?:#.*)?")
+#: the spelling of a code or prefix (anything else is a rule name)
+_CODE_RE = re.compile(r"[A-Za-z]+[0-9]*")
+#: what a directive without codes stands for
+EVERYTHING = "ALL"
 
 
 @dataclass
@@ -30,6 +41,12 @@ class Directive:
     span: Span  # where the directive itself is written
     target_line: int = 0  # for "line"
     used: set[str] = field(default_factory=set)
+    #: the text after `` -- ``, if any: why the finding is accepted
+    reason: str | None = None
+    #: no codes (or ``all``): every rule is silenced
+    blanket: bool = False
+    #: the rules this directive actually suppressed (what a blanket one should have named)
+    hits: set[str] = field(default_factory=set)
 
     def covers(self, code: str) -> str | None:
         """The code in this directive that matches ``code`` (exact, prefix or 'all')."""
@@ -40,7 +57,31 @@ class Directive:
 
 
 def _split_codes(text: str) -> tuple[str, ...]:
-    return tuple(c.strip().upper() for c in text.split(",") if c.strip())
+    """Codes and prefixes upper-cased, rule names turned into their codes; an empty list means every rule.
+
+    An unknown name is kept as written, so that DRA006 reports it as an unknown rule."""
+    from dralint.knowledge.catalog import by_name
+
+    names = by_name()
+    out: list[str] = []
+    for c in (c.strip() for c in text.split(",")):
+        if not c:
+            continue
+        if c.lower() in names:
+            out.append(names[c.lower()].code)
+        elif _CODE_RE.fullmatch(c):
+            out.append(c.upper())
+        else:
+            out.append(c)
+    return tuple(out) or (EVERYTHING,)
+
+
+def split_reason(text: str) -> tuple[str, str | None]:
+    """``"DRA201 -- why"`` -> ``("DRA201", "why")``: the codes and the reason (None when there is none)."""
+    codes, sep, reason = text.partition(" -- ")
+    if not sep and text.strip().startswith("--"):  # no codes, only a reason
+        codes, reason, sep = "", text.strip()[2:], "--"
+    return codes, (reason.strip() or None) if sep else None
 
 
 def parse_directives(sf: SourceFile) -> list[Directive]:
@@ -54,9 +95,14 @@ def parse_directives(sf: SourceFile) -> list[Directive]:
         before = sf.text[starts[line - 1] : m.start()]
         if before.strip() and not _hash_is_comment(before):
             continue  # the text of a scalar, not a comment
+        rest = _REST_RE.fullmatch(m.group(2).rstrip("\r"))
+        if rest is None:
+            continue  # `# dralint: disable DRA201` and other spellings that are not a directive
         kind = "file" if m.group(1) == "disable-file" else "line"
-        span = Span(line, col, line, col + len(m.group(0)))
-        d = Directive(kind, _split_codes(m.group(2)), span)
+        span = Span(line, col, line, col + len(m.group(0).rstrip()))
+        codes = _split_codes(rest.group("codes") or "")
+        reason = (rest.group("reason") or "").strip() or None
+        d = Directive(kind, codes, span, reason=reason, blanket=codes == (EVERYTHING,))
         if kind == "line":
             if before.strip():
                 d.target_line = line
@@ -118,16 +164,29 @@ class Suppressor:
                 c = d.covers(f.rule)
                 if c is not None:
                     d.used.add(c)
-                    hit = True
+                    d.hits.add(f.rule)
+                    hit = _note(f, d, hit)
         if annotation is not None:
             c = annotation.covers(f.rule)
             if c is not None:
                 annotation.used.add(c)
-                hit = True
+                annotation.hits.add(f.rule)
+                hit = _note(f, annotation, hit)
         return hit
+
+
+def _note(f: Finding, d: Directive, already: bool) -> bool:
+    """Record on the finding the first directive that suppressed it (what JSON and SARIF show)."""
+    if not already:
+        f.extra["suppression"] = {"kind": d.kind, "line": d.span.line, "justification": d.reason}
+    return True
 
 
 def annotation_directive(value: object, span: Span) -> Directive | None:
     if not isinstance(value, str):
         return None
-    return Directive("annotation", _split_codes(value), span)
+    text, reason = split_reason(value)
+    # an empty value silences nothing: a chart that renders `{{ .Values.ignore | quote }}` as "" must
+    # not switch every rule off; `all` is the spelling for that
+    codes = _split_codes(text) if text.strip() else ()
+    return Directive("annotation", codes, span, reason=reason, blanket=codes == (EVERYTHING,))

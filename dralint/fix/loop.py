@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dralint.engine import progress
 from dralint.engine.config import Config
 from dralint.engine.pipeline import load_paths
 from dralint.engine.runner import Result, limits_for, lint_files
@@ -236,6 +237,7 @@ def fix_paths(paths: Sequence[str], config: Config, context: Sequence[str] = (),
     targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
     if stdin is not None:
         targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
+    progress.start(len(targets))  # the first lint pass over every file is most of the run
     ctx: list[SourceFile] = []
     if context:
         names = {str(Path(sf.path).resolve()) for sf in targets}

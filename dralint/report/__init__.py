@@ -21,15 +21,19 @@ class ReportOptions:
     show_fixes: bool = True
     #: the command name to suggest for fixes
     fix_command: str = "dralint fix"
+    #: findings only: no summary line (``-q/--quiet``)
+    quiet: bool = False
+    #: unsafe fixes were applied in this run, so none is left to suggest
+    unsafe_fixes: bool = False
 
 
 Formatter = Callable[[Result, ReportOptions], str]
 
 
 def _formatters() -> dict[str, Formatter]:
-    from dralint.report import github, json_report, junit, markdown, sarif, text
+    from dralint.report import full, github, json_report, junit, markdown, sarif, text
 
-    return {"text": text.render, "json": json_report.render, "concise": text.render_concise,
+    return {"text": text.render, "json": json_report.render, "concise": text.render_concise, "full": full.render,
             "github": github.render, "sarif": sarif.render, "markdown": markdown.render, "junit": junit.render}
 
 

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from dralint.engine.runner import Result
-from dralint.model import Applicability, Finding, Severity
+from dralint.model import Finding, Severity
 from dralint.report import ReportOptions
 from dralint.report.escaping import json_text
 
@@ -18,22 +18,7 @@ FORMAT_VERSION = 1
 
 
 def finding_json(f: Finding) -> dict[str, Any]:
-    return {
-        "rule": f.rule,
-        "name": f.name,
-        "severity": str(f.severity),
-        "message": f.message,
-        "path": f.path,
-        "line": f.span.line,
-        "column": f.span.column,
-        "end_line": f.span.end_line,
-        "end_column": f.span.end_column,
-        "object": f.object.as_json() if f.object else None,
-        "source": f.source,
-        "fix": {"safety": "safe" if f.fix.applicability == Applicability.SAFE else "unsafe", "title": f.fix.title}
-        if f.fix is not None
-        else None,
-    }
+    return f.to_dict()  # one definition of the contract, shared with the Python API
 
 
 def summary_json(result: Result) -> dict[str, Any]:
@@ -62,10 +47,19 @@ def summary_json(result: Result) -> dict[str, Any]:
     }
 
 
+def suppressed_json(f: Finding) -> dict[str, Any]:
+    """A suppressed finding: the finding itself plus how it was silenced and why (the reason after ` -- `)."""
+    out = finding_json(f)
+    how = f.extra.get("suppression") or {}
+    out["suppression"] = {"kind": how.get("kind"), "line": how.get("line"), "justification": how.get("justification")}
+    return out
+
+
 def render(result: Result, opts: ReportOptions) -> str:
     doc = {
         "version": FORMAT_VERSION,
         "findings": [finding_json(f) for f in result.findings],
+        "suppressed": [suppressed_json(f) for f in result.suppressions],
         "summary": summary_json(result),
     }
     return json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"

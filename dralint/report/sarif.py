@@ -144,6 +144,17 @@ def _result(f: Finding, index: int, root: Path, fp: str) -> dict[str, Any]:
     }
 
 
+def _suppressed_result(f: Finding, index: int, root: Path) -> dict[str, Any]:
+    """A finding silenced in the file: code scanning shows it as dismissed, with the reason."""
+    out = _result(f, index, root, fingerprint(f))
+    how = f.extra.get("suppression") or {}
+    suppression: dict[str, Any] = {"kind": "inSource", "status": "accepted"}
+    if how.get("justification"):
+        suppression["justification"] = how["justification"]
+    out["suppressions"] = [suppression]
+    return out
+
+
 def build(result: Result, root: Path | None = None) -> dict[str, Any]:
     root = root or Path.cwd()
     cfg = result.config
@@ -164,6 +175,8 @@ def build(result: Result, root: Path | None = None) -> dict[str, Any]:
         if n:  # the same problem twice in one object: keep both alerts apart, still line-independent
             fp = f"{fp}:{n}"
         results.append(_result(f, index.get(f.rule, -1), root, fp))
+    for f in result.suppressions:
+        results.append(_suppressed_result(f, index.get(f.rule, -1), root))
     notes: list[dict[str, Any]] = [
         {"level": "error", "message": {"text": f"rule {e.rule} crashed while checking {e.path}: {e.detail}"},
          "associatedRule": {"id": e.rule}}

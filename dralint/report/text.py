@@ -22,7 +22,13 @@ def _c(text: str, code: str, on: bool) -> str:
 
 
 def _fixable_now(f: Finding) -> bool:
-    return f.fix is not None and f.fix.applicability == Applicability.SAFE
+    return f.fix is not None and f.fix.applicability == Applicability.SAFE and not f.source
+
+
+def _fixable_unsafe(f: Finding) -> bool:
+    """An unsafe fix `--unsafe-fixes` would apply: not display-only, and not in Helm-rendered output
+    (those documents are never rewritten; the finding names the chart template instead)."""
+    return f.fix is not None and f.fix.applicability == Applicability.UNSAFE and not f.source
 
 
 def line(f: Finding, opts: ReportOptions) -> str:
@@ -39,12 +45,12 @@ def render_concise(result: Result, opts: ReportOptions) -> str:
 
 
 def render(result: Result, opts: ReportOptions) -> str:
+    if opts.statistics:  # as ruff: the table instead of the findings
+        return log_guard("".join(row + "\n" for row in statistics(result)))
     out = [line(f, opts) for f in result.findings]
-    if opts.statistics:
-        out.append("")
-        out.extend(statistics(result))
-    out.append(summary(result, opts))
-    return log_guard("\n".join(x for x in out if x is not None) + "\n")
+    if not opts.quiet:
+        out.append(summary(result, opts))
+    return log_guard("".join(x + "\n" for x in out))
 
 
 def statistics(result: Result) -> list[str]:
@@ -73,9 +79,11 @@ def summary(result: Result, opts: ReportOptions) -> str:
         text = f"All checks passed ({files} file{'s' if files != 1 else ''}, Kubernetes {k8s})."
         return _c(text, "32", opts.color)
     parts = [_count(counts[s], s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO) if counts[s]]
-    text = f"Found {n} finding{'s' if n != 1 else ''} ({', '.join(parts)}) in {files} file{'s' if files != 1 else ''}."
+    with_findings = len({f.path for f in result.findings})
+    where = f"{files} file" if files == 1 and with_findings == 1 else f"{with_findings} of {files} files"
+    text = f"Found {n} finding{'s' if n != 1 else ''} ({', '.join(parts)}) in {where}."
     safe = sum(1 for f in result.findings if _fixable_now(f))
-    unsafe = sum(1 for f in result.findings if f.fix is not None and not _fixable_now(f))
+    unsafe = 0 if opts.unsafe_fixes else sum(1 for f in result.findings if _fixable_unsafe(f))
     if safe:
         text += f"\n[*] {safe} fixable with `{opts.fix_command}`."
     if unsafe:
