@@ -1036,6 +1036,24 @@ def _content_ends(text: str) -> dict[int, int]:
     return ends
 
 
+def _trailing_comments_end(text: str, pos: int) -> int:
+    """Where the comment and blank lines that follow ``pos`` (a line start) end: the start of the
+    first line that is neither (a ``---``/``...`` marker, the next content) or the end of the text.
+    Trailing blank lines after the last comment stay where they are (they separate documents)."""
+    end = pos
+    cur = pos
+    while cur < len(text):
+        nl = text.find("\n", cur)
+        stop = len(text) if nl == -1 else nl + 1
+        line = text[cur:stop].strip()
+        if line.startswith("#"):
+            end = stop
+        elif line:
+            break
+        cur = stop
+    return end
+
+
 @dataclass
 class PlannedFix:
     """A fix to apply to one object of one file (from a finding, or planned by `migrate`)."""
@@ -1098,10 +1116,19 @@ class PassResult:
     inserted: dict[int, int] = field(default_factory=dict)
     #: id(applied fix) -> what its verification noticed (e.g. a comment it had to drop)
     notes: dict[int, list[str]] = field(default_factory=dict)
+    #: document index -> positions in the result's `items` of the objects inserted into a JSON List
+    new_items: dict[int, set[int]] = field(default_factory=dict)
 
 
 def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicability) -> PassResult:
     """Apply one pass of non-overlapping fixes to a file's text (nothing is written)."""
+    from dralint.fix.json_splice import is_json_list, json_list_pass
+
+    if planned and is_json_list(sf) and all(len(pf.base_path) == 2 and pf.base_path[0] == "items"
+                                            for pf in planned):
+        # a JSON List is edited item by item, and new objects become items (JSON holds one value)
+        result: PassResult = json_list_pass(sf, planned, required)
+        return result
     text = sf.text
     out = PassResult(text)
     try:
@@ -1171,6 +1198,13 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
         pieces.append(new_regions.get(di, text[s:e]))
         pos = e
         if di in new_docs:
+            # the comments (and blank lines) after the document's last content are still the
+            # document's (commented-out lines of a pod spec, a closing note): the new documents go
+            # after them, so that uncommenting them does not land inside an inserted object
+            tail = _trailing_comments_end(text, pos)
+            if tail > pos:
+                pieces.append(text[pos:tail])
+                pos = tail
             m = re.match(r"\.\.\.[ \t]*(#[^\n]*)?(\r?\n|$)", text[pos:])
             if m:
                 pieces.append(text[pos: pos + m.end()])

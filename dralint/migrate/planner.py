@@ -47,6 +47,7 @@ from dralint.checks.legacy import Usage, usages
 from dralint.checks.registry import Context
 from dralint.engine.config import Config
 from dralint.engine.runner import Result
+from dralint.fix.json_splice import is_json_list
 from dralint.fix.splice import PlannedFix
 from dralint.inputs import dra
 from dralint.inputs.index import K8sObject
@@ -265,11 +266,11 @@ class _Planner:
             for path, d in workloads.derived_fields(obj.api_version, obj.kind, obj.data):
                 return (f"{workloads.operator_of(obj.api_version, obj.kind)} {d.becomes} (`{schema.where(path)}`): "
                         f"{d.change}, or pass --keep-extended-resources")
-        if obj.file.is_json:
-            # the template would have to go into the JSON text (a List's items), which the splicer
-            # cannot do yet; a YAML document after it would make the file invalid JSON
-            return ("the workload is in a JSON file, which migrate does not rewrite yet: migrate a YAML copy, "
-                    "or add the ResourceClaimTemplate and the claims by hand")
+        if obj.file.is_json and not (is_json_list(obj.file) and len(obj.base_path) == 2):
+            # JSON holds one value: the template can only go into a List's `items`, and a YAML
+            # document after the object would make the file invalid JSON
+            return ("the workload is the only object of a JSON file, which has no room for the new "
+                    "ResourceClaimTemplate: put it into a `kind: List` (`items`) or migrate a YAML copy")
         builtin = workloads.is_builtin(obj.api_version, obj.kind)
         if not builtin and not self.opts.include_custom_resources:
             return (f"the pod template is inside a custom resource ({obj.api_version} {obj.kind}); its CRD may not "
