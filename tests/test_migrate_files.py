@@ -16,9 +16,12 @@ import pytest
 import yaml
 
 from dralint.cli import main
+from dralint.engine.config import build_config
 from dralint.fix.splice import doc_regions, file_comments
 from dralint.inputs.load import LMap, LSeq, SourceFile, load_bytes
-from tests.conftest import CORPUS, EXAMPLES
+from dralint.migrate.records import MigrateOptions
+from dralint.migrate.run import migrate_files
+from tests.conftest import CORPUS, EXAMPLES, REPO
 
 SUFFIXES = (".yaml", ".yml", ".json")
 NEW_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
@@ -179,3 +182,15 @@ def test_migrate_damages_no_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
     again = json.loads(capsys.readouterr().out)
     assert again["files_changed"] == [], again["files_changed"]
     assert {p: p.read_bytes() for p in files} == after
+
+
+def test_the_template_goes_after_the_workloads_trailing_comments() -> None:
+    text = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: cuda\n"
+            "    resources:\n      limits:\n        nvidia.com/gpu: 1\n  # nodeSelector:\n  #   pool: gpu\n"
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")
+    rep = migrate_files([load_bytes("p.yaml", text.encode())], [], build_config({}, None, REPO), MigrateOptions())
+    docs = rep.files[0].after.decode().split("---\n")
+    # the commented-out pod-spec lines stay in the Pod's document, at the end of its spec
+    assert docs[0].endswith("  # nodeSelector:\n  #   pool: gpu\n")
+    assert "kind: ResourceClaimTemplate" in docs[1] and "#" not in docs[1]
+    assert docs[2] == "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
