@@ -63,6 +63,8 @@ def _message(obj: K8sObject, f: workloads.GpuField) -> str:
         what = f"sets `{f.path[-1]}: {_amount(f.amount)}`"
     elif p.shape == "resource-name":
         what = f"names `{f.name}`"
+    elif p.shape == "requirement":
+        what = f"requires `{f.name} {_amount(f.amount)}`"
     elif p.role == "capacity":
         what = f"limits `{f.name}` to {_amount(f.amount)}"
     else:

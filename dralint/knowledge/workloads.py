@@ -47,6 +47,8 @@ class GpuCountPlace:
     severity: str | None = None
     #: what migrate does with the field (`set-string`: write the migrated count beside the template)
     migrate: str | None = None
+    #: (requirement) the requirement keys that select GPUs
+    keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ def table() -> Table:
         counts = tuple(
             GpuCountPlace(_pattern(g["path"]), g["shape"], g.get("role", "request"), g["becomes"], g["change"],
                           g.get("quantity", "quantity"), g.get("match", "legacy"), g.get("severity"),
-                          g.get("migrate"))
+                          g.get("migrate"), tuple(g.get("keys", ())))
             for g in e.get("gpu_counts", ())
         )
         derives = tuple(
@@ -292,6 +294,14 @@ def _fields_at(data: Any, g: GpuCountPlace, kind: str, operator: str) -> Iterato
         elif g.shape == "resource-name":
             if isinstance(node, str):
                 yield GpuField(path, "value", node, 1, kind, operator, g)
+        elif g.shape == "requirement":
+            if isinstance(node, list):
+                for i, req in enumerate(node):
+                    if isinstance(req, dict) and req.get("key") in g.keys:
+                        vals = req.get("values")
+                        cond = " ".join([str(req.get("operator", "?")),
+                                         *(str(v) for v in (vals if isinstance(vals, list) else []))])
+                        yield GpuField((*path, i, "key"), "value", str(req["key"]), cond, kind, operator, g)
         elif g.shape == "named-quantity" and isinstance(node, dict) and isinstance(node.get("name"), str):
             yield GpuField((*path, "name"), "value", node["name"], node.get(g.quantity), kind, operator, g)
 
