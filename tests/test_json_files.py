@@ -117,3 +117,25 @@ def test_the_write_gate_refuses_a_json_file_that_is_no_longer_json() -> None:
     assert verify(before, after, [0], {0}) is None  # the same content in other JSON layout is fine
     broken = load_bytes("list.json", b'{"apiVersion": "v1", "kind": "List", "items": [],}\n')
     assert verify(before, broken, [0], {0}) == "the result is no longer valid JSON"
+
+
+def _pod(name: str) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "c", "image": "cuda", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+
+
+def test_every_workload_of_a_crlf_json_list_is_migrated_in_one_run() -> None:
+    data = {"apiVersion": "v1", "kind": "List",
+            "items": [_pod("a"), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, _pod("b")]}
+    raw = (json.dumps(data, indent=2) + "\n").replace("\n", "\r\n").encode()
+    rep = migrate_files([load_bytes("l.json", raw)], [], build_config({}, None, REPO), MigrateOptions())
+    assert [w.status for w in rep.workloads] == ["migrated", "migrated"]
+    after = rep.files[0].after
+    # one line ending throughout, the one the file had
+    assert after.count(b"\n") == after.count(b"\r\n")
+    items = json.loads(after)["items"]
+    # the second pod reuses the first one's template (same spec): one new item, after the first pod
+    assert [i["kind"] for i in items] == ["Pod", "ResourceClaimTemplate", "ConfigMap", "Pod"]
+    assert items[3]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] == items[1]["metadata"]["name"]
+    # the ConfigMap item keeps its bytes
+    assert _item_spans(after.decode())[2] == _item_spans(raw.decode())[1]

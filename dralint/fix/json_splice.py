@@ -130,12 +130,8 @@ def json_list_pass(sf: SourceFile, planned: Sequence[Any], required: Applicabili
             out.skipped.append(Skipped(pf, "the fix is not on an item of the List"))
             continue
         by_item[i].append(pf)
-    if "\r\n" in text:
-        # the splice below writes LF; a CRLF List would get mixed line endings
-        out.skipped.extend(Skipped(pf, "the JSON file has CRLF line endings, which this fixer does not edit")
-                           for i in sorted(by_item) for pf in by_item[i])
-        return out
-    w = _Writer(text, "\n")
+    # new lines take the file's line ending (positions are those of the text as read, CR included)
+    w = _Writer(text, sf.newline)
     keys = list(root)
     k = keys.index("items")
     list_s, list_e = root.lc[k * 4 + 2], root.lc[k * 4 + 3]
@@ -172,7 +168,7 @@ def json_list_pass(sf: SourceFile, planned: Sequence[Any], required: Applicabili
         col = w.col(s)
         for ed in pf.fix.edits:
             if ed.op == "insert_document":
-                sep = ("," + "\n" + " " * col) if multiline else ", "
+                sep = ("," + w.nl + " " * col) if multiline else ", "
                 new_text += sep + w.dump(to_plain(ed.value), col, unit)
                 inserted_at.append(i + len(inserted_at) + 1)
         edits_at.append((s, e, new_text))

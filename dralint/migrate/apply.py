@@ -147,6 +147,7 @@ def _merge(done: _Done, outcome: FileOutcome, planned: list[PlannedFix],
         rep = rep_of.get(id(planned[i]))
         if rep is not None:
             rep.status, rep.reason, rep.objects = "skipped", reason, []
+            rep.notes, rep.tolerations = [], 0  # what the plan would have done did not happen
     for i, notes in done.notes.items():
         rep = rep_of.get(id(planned[i]))
         if rep is not None:
@@ -157,6 +158,7 @@ def _merge(done: _Done, outcome: FileOutcome, planned: list[PlannedFix],
             rep = rep_of.get(id(pf))
             if rep is not None and rep.status == "migrated":
                 rep.status, rep.reason, rep.objects = "skipped", f"the result failed a check: {done.failure}", []
+                rep.notes, rep.tolerations = [], 0
         return
     if done.after is not None:
         outcome.after = done.after
