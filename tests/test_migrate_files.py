@@ -194,3 +194,16 @@ def test_the_template_goes_after_the_workloads_trailing_comments() -> None:
     assert docs[0].endswith("  # nodeSelector:\n  #   pool: gpu\n")
     assert "kind: ResourceClaimTemplate" in docs[1] and "#" not in docs[1]
     assert docs[2] == "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
+
+
+@pytest.mark.parametrize("after_gpu", ["        cpu: 1\n", ""])
+def test_a_comment_about_the_removed_resource_goes_to_its_claim_not_to_the_next_key(after_gpu: str) -> None:
+    text = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: cuda\n"
+            "    resources:\n      limits:\n        # TODO: lower this once the model fits\n        nvidia.com/gpu: 2\n"
+            + after_gpu + "      requests:\n        memory: 1Gi\n")
+    rep = migrate_files([load_bytes("p.yaml", text.encode())], [], build_config({}, None, REPO), MigrateOptions())
+    after = rep.files[0].after.decode()
+    lines = after.splitlines()
+    (i,) = [n for n, ln in enumerate(lines) if "TODO" in ln]
+    assert lines[i] == "      - name: gpu  # TODO: lower this once the model fits"
+    assert lines[i - 1].strip() == "claims:"

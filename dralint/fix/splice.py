@@ -231,6 +231,9 @@ class Splicer:
         if _col(text, self.root.s) != 0 and text[: self.root.s].strip():
             raise Refuse("the document does not start at the beginning of a line")
         self.style = style or detect_style(text, self.root)
+        #: a deleted key takes the full-line comments right above it, at its column (bulk transforms
+        #: that carry those comments to what replaces the key, e.g. `migrate`; see `edit_region`)
+        self.lead_comments = False
 
     # -- text helpers ------------------------------------------------------------------------
     def _splice(self, s: int, e: int, new: str) -> None:
@@ -655,6 +658,8 @@ class Splicer:
                 return
             start, own = self._entry_start(loc.ks)
             if own:
+                if self.lead_comments:
+                    start = self._lead_start(start, self._col(loc.ks))
                 self._splice(start, self._after(self._entry_end(m, loc.index)), "")
                 return
             if loc.index + 1 >= len(m):
@@ -672,6 +677,16 @@ class Splicer:
         if self.t[ls:dash].strip():
             raise Refuse("a nested sequence shares the item's line")
         self._splice(ls, self._after(self._end(loc.value, loc.vs, loc.ve)), "")
+
+    def _lead_start(self, ls: int, col: int) -> int:
+        """The start of the full-line comments at column ``col`` right above the line at ``ls``."""
+        while ls > 0:
+            prev = self.t.rfind("\n", 0, ls - 1) + 1
+            line = self.t[prev: ls - 1]
+            if not line.lstrip().startswith("#") or len(line) - len(line.lstrip()) != col:
+                break
+            ls = prev
+        return ls
 
     def rename(self, p: JsonPath, key: str) -> None:
         loc = self._full(p)
@@ -899,6 +914,7 @@ def edit_region(region: str, base: JsonPath, edits: Sequence[Edit], style: Style
     else:
         try:
             sp = Splicer(region, style)
+            sp.lead_comments = keep_comments
             for e in body:
                 sp.apply(e, base)
             if not same(to_plain(sp.root), target):

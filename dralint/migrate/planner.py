@@ -97,6 +97,26 @@ def _eol_comment(sf: SourceFile, data: Any, path: JsonPath) -> str | None:
     return None
 
 
+def _lead_comments(sf: SourceFile, data: Any, path: JsonPath) -> list[str]:
+    """The full-line comments right above the key at ``path``, at its column, without ``# ``: they
+    are about that key, and go with it when migrate replaces it (the splicer removes them with it)."""
+    s, _, ok = offsets(data, path, "key")
+    if not ok:
+        return []
+    text = sf.text
+    ls = text.rfind("\n", 0, s) + 1
+    col = s - ls
+    out: list[str] = []
+    while ls > 0:
+        prev = text.rfind("\n", 0, ls - 1) + 1
+        line = text[prev: ls - 1].rstrip("\r")
+        if not line.lstrip().startswith("#") or len(line) - len(line.lstrip()) != col:
+            break
+        out.insert(0, line.strip().lstrip("#").strip())
+        ls = prev
+    return out
+
+
 def _claim_api(profile_lc: lifecycle.Lifecycle) -> tuple[str, bool] | None:
     """(apiVersion for new claims/templates, whether requests use the flat v1beta1 shape).
 
@@ -419,9 +439,13 @@ class _Planner:
                 ref: dict[str, str] = {"name": g.claim}
                 if len(g.requests) > 1:
                     ref["request"] = r.name
-                notes = [c for s in r.usage.sections
-                         if (c := _eol_comment(sf, obj.doc.data, (*base, *r.usage.container.path, "resources", s,
-                                                                  r.usage.resource.name)))]
+                keys = [(*base, *r.usage.container.path, "resources", s, r.usage.resource.name)
+                        for s in r.usage.sections]
+                notes = [c for k in keys if (c := _eol_comment(sf, obj.doc.data, k))]
+                lead = [c for k in keys for c in _lead_comments(sf, obj.doc.data, k) if c]
+                if len(notes) + len(lead) == 1 and not self.opts.keep_extended_resources:
+                    # one comment about the removed resource: it goes onto the claim that replaces it
+                    notes = notes + lead
                 container_refs[r.usage.container.path].append((ref, notes))
         for cpath, refs in container_refs.items():
             for ref, notes in refs:
