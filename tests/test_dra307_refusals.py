@@ -77,3 +77,22 @@ def test_no_fix_for_json() -> None:
 def test_no_fix_when_another_workload_uses_the_claim() -> None:
     [f] = _dra307(_job(2, 4), context=(("other.yaml", _job(1, None, name="eval")),))
     assert f.fix is None
+
+
+BAD_CEL_CLAIM = CLAIM.replace("      exactly: {deviceClassName: gpu.nvidia.com}\n",
+                              "      exactly:\n        deviceClassName: gpu.nvidia.com\n"
+                              "        selectors:\n        - cel: {expression: \"device.driver ==\"}\n")
+NO_CLASS_CLAIM = CLAIM.replace("      exactly: {deviceClassName: gpu.nvidia.com}\n", "      exactly: {count: 1}\n")
+
+
+def test_no_fix_when_the_claims_own_spec_has_errors() -> None:
+    for bad in (BAD_CEL_CLAIM, NO_CLASS_CLAIM):
+        # the claim itself is reported at error level (so copying it into a template would copy that)
+        errors = [f for f in lint_text(bad, select=["DRA1", "DRA6"]).findings if f.severity >= 3]
+        assert errors, bad
+        r = lint_text(_job(3, None), select=["DRA307"], context=(("claim.yaml", bad),))
+        [f] = [f for f in r.findings if f.rule == "DRA307"]
+        assert f.fix is None
+    # the same workload with the valid claim keeps its fix
+    [f] = _dra307(_job(3, None))
+    assert f.fix is not None

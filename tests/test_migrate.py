@@ -140,6 +140,10 @@ spec:
   resourceClaims:
   - name: gpu
     resourceClaimTemplateName: trainer-gpu
+  tolerations:
+  - key: nvidia.com/gpu
+    operator: Exists
+    effect: NoSchedule
 ---
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
@@ -370,7 +374,8 @@ def test_cli_dry_run_diff_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert f.read_text() == POD
     assert main(["migrate", "--isolated", "--format", "json", "p.yaml"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["summary"] == {"migrated": 1, "skipped": 0, "files_changed": 1, "failed_files": 0}
+    assert data["summary"] == {"migrated": 1, "skipped": 0, "tolerations_added": 1, "files_changed": 1,
+                               "failed_files": 0}
     assert "resourceClaimTemplateName: trainer-gpu" in f.read_text()
     assert main(["migrate", "--isolated", "--template-name-pattern", "gpu", "p.yaml"]) == 2
 

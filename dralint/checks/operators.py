@@ -63,6 +63,8 @@ def _message(obj: K8sObject, f: workloads.GpuField) -> str:
         what = f"sets `{f.path[-1]}: {_amount(f.amount)}`"
     elif p.shape == "resource-name":
         what = f"names `{f.name}`"
+    elif p.shape == "requirement":
+        what = f"requires `{f.name} {_amount(f.amount)}`"
     elif p.role == "capacity":
         what = f"limits `{f.name}` to {_amount(f.amount)}"
     else:
@@ -90,3 +92,8 @@ def gpu_capacity_by_extended_resource(obj: K8sObject, ctx: Context) -> Iterator[
 def gpu_requests(obj: K8sObject, ctx: Context) -> list[workloads.GpuField]:
     """The operator fields through which an object asks for device-plugin GPUs (for `report`)."""
     return [f for f in _fields(obj, ctx) if f.place is None or (f.place.role == "request" and f.name is not None)]
+
+
+def describe(obj: K8sObject, f: workloads.GpuField) -> str:
+    """The DRA209/DRA210 message of one field (``migrate`` names it when it skips the object)."""
+    return _message(obj, f)

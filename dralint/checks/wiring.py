@@ -321,12 +321,40 @@ def shared_claim_in_replicated_workload(obj: K8sObject, ctx: Context) -> Iterato
             )
 
 
+#: rule families that judge a claim's own spec (API conformance, CEL selectors)
+_CLAIM_SPEC_FAMILIES = ("DRA1", "DRA6")
+
+
+def _claim_spec_errors(rc: K8sObject, ctx: Context) -> bool:
+    """Whether an error-level rule of the claim-spec families reports the ResourceClaim itself: a
+    template copied from it would carry the same error into every pod."""
+    from dralint.checks.registry import REGISTRY
+    from dralint.knowledge.catalog import catalog
+    from dralint.model import Severity
+
+    metas = catalog()
+    for code, impl in REGISTRY.items():
+        meta = metas.get(code)
+        if meta is None or impl.scope != "object" or not code.startswith(_CLAIM_SPEC_FAMILIES):
+            continue
+        if impl.kinds is not None and rc.kind not in impl.kinds:
+            continue
+        for v in impl.fn(rc, ctx):
+            if (v.severity or meta.severity) >= Severity.ERROR:
+                return True
+    return False
+
+
 def _refuse_claim_fix(obj: K8sObject, claim: dra.PodClaim, ctx: Context) -> bool:
     """Cases where replacing the claim by a template would damage the file or change intent: a
-    flow-style (or JSON) document would be re-emitted on one line, and a claim that other workloads
-    reference too is shared on purpose."""
+    flow-style (or JSON) document would be re-emitted on one line, a claim whose own spec has
+    errors would be copied with them, and a claim that other workloads reference too is shared
+    on purpose."""
     sf, doc = obj.file, obj.doc
     if sf.is_json or sf.text[doc.start:doc.start + 1] in ("{", "["):
+        return True
+    found = [o for o in dra.resolve(ctx.index, claim, obj.namespace) if o.kind == "ResourceClaim"]
+    if any(_claim_spec_errors(rc, ctx) for rc in found):
         return True
     users = 0
     for other in ctx.index.objects:

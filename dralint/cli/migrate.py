@@ -38,6 +38,10 @@ def render_text(report: MigrationReport, would: bool) -> str:
     out = [f"{verb} {len(report.migrated())} workload{'s' if len(report.migrated()) != 1 else ''}, "
            f"skipped {len(report.skipped())}; {n_changed} file{'s' if n_changed != 1 else ''} "
            f"{'would change' if would else 'changed'}."]
+    if report.tolerations():
+        added = report.tolerations()
+        out.append(f"{'Would add' if would else 'Added'} {added} GPU toleration{'s' if added != 1 else ''} "
+                   "(the taints ExtendedResourceToleration no longer tolerates once the extended resource is gone).")
     rows: list[tuple[str, ...]] = [("RESULT", "WORKLOAD", "WHERE", "DETAILS")]
     notes: list[tuple[WorkloadReport, str]] = []
     for w in sorted(report.workloads, key=lambda w: (w.status == "skipped", w.path, w.line)):
@@ -78,6 +82,9 @@ def command() -> click.Command:
     @click.option("--include-custom-resources", is_flag=True,
                   help="Also migrate pod templates inside custom resources (check that their CRD keeps "
                        "resourceClaims).")
+    @click.option("--no-gpu-toleration", "no_gpu_toleration", is_flag=True,
+                  help="Do not add the nvidia.com/gpu NoSchedule toleration that ExtendedResourceToleration "
+                       "added while pods requested the extended resource.")
     @click.option("--diff", is_flag=True, help="Print a unified diff and write nothing.")
     @click.option("--dry-run", is_flag=True, help="Show the summary and write nothing.")
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
@@ -86,12 +93,13 @@ def command() -> click.Command:
                   help="Progress bar (default: on a terminal, for large inputs).")
     def migrate(paths: tuple[str, ...], template_name_pattern: str, keep_extended_resources: bool,
                 convert_node_selectors: bool, device_class_map: tuple[str, ...], extended_resource_bridge: bool,
-                bridge_file: str, include_custom_resources: bool, diff: bool, dry_run: bool, fmt: str,
-                show_progress: bool | None, **kw: Any) -> None:
+                bridge_file: str, include_custom_resources: bool, no_gpu_toleration: bool, diff: bool,
+                dry_run: bool, fmt: str, show_progress: bool | None, **kw: Any) -> None:
         """Migrate workloads from NVIDIA device-plugin resources to DRA claims (files, directories, or -)."""
         sys.exit(run_migrate(paths, kw, MigrateArgs(
             template_name_pattern, keep_extended_resources, convert_node_selectors, device_class_map,
-            extended_resource_bridge, bridge_file, include_custom_resources, diff, dry_run, fmt, show_progress)))
+            extended_resource_bridge, bridge_file, include_custom_resources, diff, dry_run, fmt, show_progress,
+            not no_gpu_toleration)))
 
     return migrate
 
@@ -99,10 +107,11 @@ def command() -> click.Command:
 class MigrateArgs:
     def __init__(self, pattern: str, keep: bool, convert: bool, class_map: tuple[str, ...], bridge: bool,
                  bridge_file: str, include_cr: bool, diff: bool, dry_run: bool, fmt: str,
-                 progress: bool | None) -> None:
+                 progress: bool | None, gpu_toleration: bool = True) -> None:
         self.pattern, self.keep, self.convert, self.class_map = pattern, keep, convert, class_map
         self.bridge, self.bridge_file, self.include_cr = bridge, bridge_file, include_cr
         self.diff, self.dry_run, self.fmt, self.progress = diff, dry_run, fmt, progress
+        self.gpu_toleration = gpu_toleration
 
 
 def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> int:
@@ -115,7 +124,8 @@ def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> i
     if "{workload}" not in a.pattern:
         echo_err("dralint: error: --template-name-pattern must contain {workload}")
         return EXIT_USAGE
-    opts = MigrateOptions(a.pattern, a.keep, a.convert, class_map, a.bridge, a.bridge_file, a.include_cr)
+    opts = MigrateOptions(a.pattern, a.keep, a.convert, class_map, a.bridge, a.bridge_file, a.include_cr,
+                          a.gpu_toleration)
     targets = list(paths)
     stdin: tuple[str, bytes] | None = None
     if "-" in targets:

@@ -16,10 +16,14 @@ from dralint.inputs.index import objects_of
 from dralint.inputs.load import SourceFile
 
 
-def _identities(sf: SourceFile, di: int) -> list[tuple[str | None, str | None, str | None, str]]:
+def _identities(sf: SourceFile, di: int, skip: frozenset[int] | set[int] = frozenset()
+                ) -> list[tuple[str | None, str | None, str | None, str]]:
     out = []
     doc = sf.documents[di]
     for obj in objects_of(sf, doc, True):
+        bp: tuple[Any, ...] = tuple(getattr(obj, "base_path", ()))
+        if skip and len(bp) == 2 and bp[0] == "items" and isinstance(bp[1], int) and bp[1] in skip:
+            continue  # an object a fix inserted into a JSON List
         data: dict[str, Any] = obj.data if isinstance(obj.data, dict) else {}
         meta: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
         av = data.get("apiVersion")
@@ -30,8 +34,10 @@ def _identities(sf: SourceFile, di: int) -> list[tuple[str | None, str | None, s
     return out
 
 
-def verify(original: SourceFile, final: SourceFile, origin: Sequence[int | None], touched: set[int]) -> str | None:
-    """The write gates for one file; the reason of the first failure, or None."""
+def verify(original: SourceFile, final: SourceFile, origin: Sequence[int | None], touched: set[int],
+           new_items: dict[int, set[int]] | None = None) -> str | None:
+    """The write gates for one file; the reason of the first failure, or None. ``new_items``: per
+    document of the result, the `items` positions of objects inserted into a JSON List."""
     if original.is_json and _is_json(original.text) and not _is_json(final.text):
         # YAML accepts the result, but every JSON tool that reads this file would not
         return "the result is no longer valid JSON"
@@ -54,7 +60,7 @@ def verify(original: SourceFile, final: SourceFile, origin: Sequence[int | None]
             a, b = r_before.get(o), r_after.get(k)
             if a is None or b is None or original.text[a[0]: a[1]] != final.text[b[0]: b[1]]:
                 return f"document {o + 1}, which no fix touched, changed"
-        ids_a, ids_b = _identities(original, o), _identities(final, k)
+        ids_a, ids_b = _identities(original, o), _identities(final, k, (new_items or {}).get(k, set()))
         if ids_a != ids_b:
             return f"the identity (kind, namespace, name or API group) of document {o + 1} changed"
     return None

@@ -26,6 +26,7 @@ from dralint.engine.pipeline import load_paths
 from dralint.engine.runner import Result, limits_for, lint_files
 from dralint.fix.edits import fmt_path
 from dralint.fix.gates import verify
+from dralint.fix.json_splice import remap_items
 from dralint.fix.splice import PlannedFix, apply_pass
 from dralint.inputs.files import discover, input_roots, read_file
 from dralint.inputs.load import SourceFile, load_bytes
@@ -86,6 +87,8 @@ class _State:
     origin: list[int | None]
     touched: set[int] = field(default_factory=set)
     applied: Counter[str] = field(default_factory=Counter)
+    #: per document of `current`: `items` positions of the objects fixes inserted into a JSON List
+    new_items: dict[int, set[int]] = field(default_factory=dict)
     history: set[tuple[Any, ...]] = field(default_factory=set)
     failures: list[GateFailure] = field(default_factory=list)
     notes: dict[str, None] = field(default_factory=dict)
@@ -180,6 +183,8 @@ def fix_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], conf
                 origin.append(o)
                 origin.extend([None] * pr.inserted.get(k, 0))
             st.touched |= {o for k in pr.touched if (o := st.origin[k]) is not None}
+            for k, added in pr.new_items.items():  # JSON Lists are one document: indices stay
+                st.new_items[k] = remap_items(st.new_items.get(k, set()), added)
             st.origin = origin
             st.current = new_sf
             changed = True
@@ -202,7 +207,7 @@ def fix_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], conf
             continue
         if st.current is st.original:
             continue
-        why = verify(st.original, st.current, st.origin, st.touched)
+        why = verify(st.original, st.current, st.origin, st.touched, st.new_items)
         if why:
             _fail(st, frozen, sorted(st.applied), why)
             st.current = st.original

@@ -231,6 +231,9 @@ class Splicer:
         if _col(text, self.root.s) != 0 and text[: self.root.s].strip():
             raise Refuse("the document does not start at the beginning of a line")
         self.style = style or detect_style(text, self.root)
+        #: a deleted key takes the full-line comments right above it, at its column (bulk transforms
+        #: that carry those comments to what replaces the key, e.g. `migrate`; see `edit_region`)
+        self.lead_comments = False
 
     # -- text helpers ------------------------------------------------------------------------
     def _splice(self, s: int, e: int, new: str) -> None:
@@ -655,6 +658,8 @@ class Splicer:
                 return
             start, own = self._entry_start(loc.ks)
             if own:
+                if self.lead_comments:
+                    start = self._lead_start(start, self._col(loc.ks))
                 self._splice(start, self._after(self._entry_end(m, loc.index)), "")
                 return
             if loc.index + 1 >= len(m):
@@ -672,6 +677,16 @@ class Splicer:
         if self.t[ls:dash].strip():
             raise Refuse("a nested sequence shares the item's line")
         self._splice(ls, self._after(self._end(loc.value, loc.vs, loc.ve)), "")
+
+    def _lead_start(self, ls: int, col: int) -> int:
+        """The start of the full-line comments at column ``col`` right above the line at ``ls``."""
+        while ls > 0:
+            prev = self.t.rfind("\n", 0, ls - 1) + 1
+            line = self.t[prev: ls - 1]
+            if not line.lstrip().startswith("#") or len(line) - len(line.lstrip()) != col:
+                break
+            ls = prev
+        return ls
 
     def rename(self, p: JsonPath, key: str) -> None:
         loc = self._full(p)
@@ -899,6 +914,7 @@ def edit_region(region: str, base: JsonPath, edits: Sequence[Edit], style: Style
     else:
         try:
             sp = Splicer(region, style)
+            sp.lead_comments = keep_comments
             for e in body:
                 sp.apply(e, base)
             if not same(to_plain(sp.root), target):
@@ -1036,6 +1052,24 @@ def _content_ends(text: str) -> dict[int, int]:
     return ends
 
 
+def _trailing_comments_end(text: str, pos: int) -> int:
+    """Where the comment and blank lines that follow ``pos`` (a line start) end: the start of the
+    first line that is neither (a ``---``/``...`` marker, the next content) or the end of the text.
+    Trailing blank lines after the last comment stay where they are (they separate documents)."""
+    end = pos
+    cur = pos
+    while cur < len(text):
+        nl = text.find("\n", cur)
+        stop = len(text) if nl == -1 else nl + 1
+        line = text[cur:stop].strip()
+        if line.startswith("#"):
+            end = stop
+        elif line:
+            break
+        cur = stop
+    return end
+
+
 @dataclass
 class PlannedFix:
     """A fix to apply to one object of one file (from a finding, or planned by `migrate`)."""
@@ -1098,10 +1132,19 @@ class PassResult:
     inserted: dict[int, int] = field(default_factory=dict)
     #: id(applied fix) -> what its verification noticed (e.g. a comment it had to drop)
     notes: dict[int, list[str]] = field(default_factory=dict)
+    #: document index -> positions in the result's `items` of the objects inserted into a JSON List
+    new_items: dict[int, set[int]] = field(default_factory=dict)
 
 
 def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicability) -> PassResult:
     """Apply one pass of non-overlapping fixes to a file's text (nothing is written)."""
+    from dralint.fix.json_splice import is_json_list, json_list_pass
+
+    if planned and is_json_list(sf) and all(len(pf.base_path) == 2 and pf.base_path[0] == "items"
+                                            for pf in planned):
+        # a JSON List is edited item by item, and new objects become items (JSON holds one value)
+        result: PassResult = json_list_pass(sf, planned, required)
+        return result
     text = sf.text
     out = PassResult(text)
     try:
@@ -1171,6 +1214,13 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
         pieces.append(new_regions.get(di, text[s:e]))
         pos = e
         if di in new_docs:
+            # the comments (and blank lines) after the document's last content are still the
+            # document's (commented-out lines of a pod spec, a closing note): the new documents go
+            # after them, so that uncommenting them does not land inside an inserted object
+            tail = _trailing_comments_end(text, pos)
+            if tail > pos:
+                pieces.append(text[pos:tail])
+                pos = tail
             m = re.match(r"\.\.\.[ \t]*(#[^\n]*)?(\r?\n|$)", text[pos:])
             if m:
                 pieces.append(text[pos: pos + m.end()])

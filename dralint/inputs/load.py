@@ -11,6 +11,7 @@ position, and the documents that could be read are still returned.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from array import array
@@ -354,6 +355,12 @@ _TEMPLATE_RE = re.compile(
     r"|(?:include|template|toYaml|toJson|tpl|required|if|else|end|range|with|define|block|fail)\b|/\*)"
 )
 _LINE_TEMPLATE_RE = re.compile(r"^[ \t]*\{\{", re.MULTILINE)
+#: actions only Helm has (its objects and functions); Go's own `range`/`if`/`with`/`end` also appear
+#: as data, in the middle of a string: a `kubectl get --template=...` argument, an Argo script
+_HELM_ONLY_RE = re.compile(
+    r"\{\{-?\s*(?:\.(?:Values|Release|Chart|Capabilities|Files|Template)\b"
+    r"|(?:include|template|toYaml|toJson|tpl|required|define|block|fail)\b)"
+)
 
 
 def _decode(sf: SourceFile) -> bool:
@@ -394,10 +401,17 @@ def _decode(sf: SourceFile) -> bool:
     return True
 
 
-def _template_problem(sf: SourceFile, block_lines: set[int] | None) -> LoadProblem | None:
-    """Go/Helm template syntax outside comments and block scalars (``block_lines`` when the file parsed)."""
+def _template_problem(sf: SourceFile, block_lines: set[int] | None,
+                      inline: list[tuple[int, int]] | None = None) -> LoadProblem | None:
+    """Go/Helm template syntax outside comments and block scalars (``block_lines`` when the file parsed).
+
+    ``inline``: the (start, end) offsets of the file's quoted and plain scalars when it parsed. A Go
+    template action in the middle of such a string (after other text) is that program's data, unless
+    it is one only Helm has: Helm writes a whole value, or the file would not parse as YAML.
+    """
     hits = [m.start() for m in _TEMPLATE_RE.finditer(sf.text)]
     hits += [m.end() - 2 for m in _LINE_TEMPLATE_RE.finditer(sf.text)]
+    starts = [a for a, _ in inline or ()]
     for start in sorted(set(hits)):
         line, col = sf.line_col(start)
         text = sf.line_text(line)
@@ -405,6 +419,11 @@ def _template_problem(sf: SourceFile, block_lines: set[int] | None) -> LoadProbl
             continue
         if block_lines is not None and line in block_lines:
             continue
+        if inline:
+            i = bisect.bisect_right(starts, start) - 1
+            if i >= 0 and inline[i][0] <= start < inline[i][1] and \
+                    sf.text[inline[i][0]: start].strip(" \t\r\n'\"") and not _HELM_ONLY_RE.match(sf.text, start):
+                continue
         end = text.find("}}", col - 1)
         end_col = end + 3 if end != -1 else col + 2
         return LoadProblem(
@@ -414,6 +433,28 @@ def _template_problem(sf: SourceFile, block_lines: set[int] | None) -> LoadProbl
             Span(line, col, line, end_col),
         )
     return None
+
+
+def _inline_scalar_spans(nodes: list[yaml.Node]) -> list[tuple[int, int]]:
+    """(start, end) offsets of every quoted or plain scalar (not `|`/`>`), sorted."""
+    out: list[tuple[int, int]] = []
+    stack = list(nodes)
+    seen: set[int] = set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.__class__ is _ScalarNode:
+            if n.style not in ("|", ">"):
+                out.append((n.start_mark.index, n.end_mark.index))
+        elif n.__class__ is _MappingNode:
+            for k, v in n.value:
+                stack.extend((k, v))
+        else:
+            stack.extend(n.value)
+    out.sort()
+    return out
 
 
 def _block_scalar_lines(sf: SourceFile, nodes: list[yaml.Node]) -> set[int]:
@@ -626,9 +667,10 @@ def _load_bytes(path: str, raw: bytes, limits: Limits) -> SourceFile:
         try:
             nodes = [n for n in yaml.compose_all(text, Loader=_Loader) if n is not None]
             block_lines: set[int] | None = _block_scalar_lines(sf, nodes)
+            inline: list[tuple[int, int]] | None = _inline_scalar_spans(nodes)
         except yaml.YAMLError:
-            block_lines = None
-        tp = _template_problem(sf, block_lines)
+            block_lines = inline = None
+        tp = _template_problem(sf, block_lines, inline)
         if tp is not None:
             sf.problems.append(tp)
             return sf

@@ -45,6 +45,21 @@ class GpuCountPlace:
     match: str = "legacy"  # legacy | vendor | any
     #: a milder severity for fields that are advice rather than a device-plugin request
     severity: str | None = None
+    #: what migrate does with the field (`set-string`: write the migrated count beside the template)
+    migrate: str | None = None
+    #: (requirement) the requirement keys that select GPUs
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Derived:
+    """An operator field whose behaviour comes from the pods' extended resource (migrate skips it)."""
+
+    field: Pattern
+    requires: Pattern | None
+    derived_when: tuple[Any, ...]
+    becomes: str
+    change: str
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,7 @@ class WorkloadKind:
     builtin: bool
     places: tuple[PodSpecPlace, ...]
     gpu_counts: tuple[GpuCountPlace, ...]
+    derives: tuple[Derived, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,11 +128,17 @@ def table() -> Table:
         )
         counts = tuple(
             GpuCountPlace(_pattern(g["path"]), g["shape"], g.get("role", "request"), g["becomes"], g["change"],
-                          g.get("quantity", "quantity"), g.get("match", "legacy"), g.get("severity"))
+                          g.get("quantity", "quantity"), g.get("match", "legacy"), g.get("severity"),
+                          g.get("migrate"), tuple(g.get("keys", ())))
             for g in e.get("gpu_counts", ())
         )
+        derives = tuple(
+            Derived(_pattern(d["field"]), _pattern(d["requires"]) if d.get("requires") else None,
+                    tuple(d.get("derived_when", (None,))), d["becomes"], d["change"])
+            for d in e.get("derives", ())
+        )
         wk = WorkloadKind(e["kind"], frozenset(e["groups"]), e["operator"], bool(e.get("builtin", False)),
-                          places, counts)
+                          places, counts, derives)
         by_kind.setdefault(wk.kind, []).append(wk)
     fb = data.get("fallback", {})
     return Table(
@@ -272,6 +294,14 @@ def _fields_at(data: Any, g: GpuCountPlace, kind: str, operator: str) -> Iterato
         elif g.shape == "resource-name":
             if isinstance(node, str):
                 yield GpuField(path, "value", node, 1, kind, operator, g)
+        elif g.shape == "requirement":
+            if isinstance(node, list):
+                for i, req in enumerate(node):
+                    if isinstance(req, dict) and req.get("key") in g.keys:
+                        vals = req.get("values")
+                        cond = " ".join([str(req.get("operator", "?")),
+                                         *(str(v) for v in (vals if isinstance(vals, list) else []))])
+                        yield GpuField((*path, i, "key"), "value", str(req["key"]), cond, kind, operator, g)
         elif g.shape == "named-quantity" and isinstance(node, dict) and isinstance(node.get("name"), str):
             yield GpuField((*path, "name"), "value", node["name"], node.get(g.quantity), kind, operator, g)
 
@@ -304,3 +334,62 @@ def _stray_resources(node: Any, path: JsonPath, out: list[GpuField], depth: int,
         for i, v in enumerate(node):
             if isinstance(v, (dict, list)):
                 _stray_resources(v, (*path, i), out, depth + 1, t, kind, pod_paths)
+
+
+# ----------------------------------------------------------------------------------------------
+# what migrate must keep in step with the pods
+
+
+def _matches(pattern: Pattern, path: JsonPath) -> bool:
+    if len(pattern) != len(path):
+        return False
+    for step, p in zip(pattern, path, strict=True):
+        if step == _ITEMS:
+            if not isinstance(p, int):
+                return False
+        elif step == _VALUES:
+            if not isinstance(p, str):
+                return False
+        elif step != p:
+            return False
+    return True
+
+
+def counts_beside(api_version: Any, kind: str | None, template_path: JsonPath) -> list[tuple[JsonPath, GpuCountPlace]]:
+    """The GPU-count fields that migrate writes for the pod template at ``template_path``: each
+    count field shares its group with the template (a Ray worker group's `rayStartParams.num-gpus`
+    beside its `template`), so its path is the template's group plus the count's own tail."""
+    wk = lookup(api_version, kind)
+    if wk is None:
+        return []
+    out: list[tuple[JsonPath, GpuCountPlace]] = []
+    for place in wk.places:
+        if not place.template or not _matches(place.path, template_path):
+            continue
+        for g in wk.gpu_counts:
+            if g.migrate is None:
+                continue
+            common = 0
+            while common < min(len(place.path), len(g.path)) and place.path[common] == g.path[common]:
+                common += 1
+            # the count belongs to this template only when they part right below their shared group
+            if common == len(place.path) - 1:
+                out.append(((*template_path[:common], *g.path[common:]), g))
+    return out
+
+
+def derived_fields(api_version: Any, kind: str | None, data: Any) -> list[tuple[JsonPath, Derived]]:
+    """The fields of an object whose value its operator derives from the pods' extended resource
+    (a Kubeflow Trainer runtime's `numProcPerNode` left to `auto`)."""
+    wk = lookup(api_version, kind)
+    if wk is None or not isinstance(data, dict):
+        return []
+    out: list[tuple[JsonPath, Derived]] = []
+    for d in wk.derives:
+        scopes = [p for p, _ in _expand(data, d.requires)] if d.requires is not None else [()]
+        for scope in scopes:
+            path: JsonPath = (*scope, *d.field[len(scope):])
+            value = k8s.get(data, *path)
+            if value in d.derived_when or (value is None and None in d.derived_when):
+                out.append((path, d))
+    return out

@@ -104,7 +104,8 @@ def _apply_file(job: _Job, k: int) -> _Done:
     for d in range(len(sf.documents)):
         origin.append(d)
         origin.extend([None] * pr.inserted.get(d, 0))
-    why = verify(sf, new, origin, pr.touched) or _recheck(new, job, {pf.label for pf in pr.applied}, origin)
+    why = verify(sf, new, origin, pr.touched, pr.new_items) or \
+        _recheck(new, job, {pf.label for pf in pr.applied}, origin, pr.new_items)
     if why:
         done.failure = why
         return done
@@ -113,7 +114,8 @@ def _apply_file(job: _Job, k: int) -> _Done:
     return done
 
 
-def _recheck(new: SourceFile, job: _Job, migrated: set[str], origin: Sequence[int | None]) -> str | None:
+def _recheck(new: SourceFile, job: _Job, migrated: set[str], origin: Sequence[int | None],
+             new_items: dict[int, set[int]] | None = None) -> str | None:
     """Migrated workloads must have no legacy findings left, and the new objects no errors.
 
     Only the documents this run inserted (``origin`` None) are held to "no errors": claims and templates
@@ -129,6 +131,10 @@ def _recheck(new: SourceFile, job: _Job, migrated: set[str], origin: Sequence[in
         if f.rule in LEGACY_RULES and not job.keep_legacy and ref.label() in migrated:
             return f"{ref.label()} still has {f.rule} after migrating: {f.message}"
         inserted = 0 <= f.doc_index < len(origin) and origin[f.doc_index] is None
+        # an object inserted into a JSON List is an item of a document that was already there
+        bp = f.base_path
+        inserted = inserted or (len(bp) == 2 and bp[0] == "items" and
+                                bp[1] in (new_items or {}).get(f.doc_index, set()))
         if inserted and f.rule.startswith("DRA10") and int(f.severity) >= 3 and \
                 ref.kind in ("ResourceClaimTemplate", "ResourceClaim"):
             return f"the new {ref.label()} is invalid ({f.rule}): {f.message}"
@@ -141,6 +147,7 @@ def _merge(done: _Done, outcome: FileOutcome, planned: list[PlannedFix],
         rep = rep_of.get(id(planned[i]))
         if rep is not None:
             rep.status, rep.reason, rep.objects = "skipped", reason, []
+            rep.notes, rep.tolerations = [], 0  # what the plan would have done did not happen
     for i, notes in done.notes.items():
         rep = rep_of.get(id(planned[i]))
         if rep is not None:
@@ -151,6 +158,7 @@ def _merge(done: _Done, outcome: FileOutcome, planned: list[PlannedFix],
             rep = rep_of.get(id(pf))
             if rep is not None and rep.status == "migrated":
                 rep.status, rep.reason, rep.objects = "skipped", f"the result failed a check: {done.failure}", []
+                rep.notes, rep.tolerations = [], 0
         return
     if done.after is not None:
         outcome.after = done.after

@@ -16,12 +16,26 @@ from dralint.inputs import dra
 from dralint.inputs.load import SourceFile, load_bytes
 from dralint.inputs.locate import locate
 from dralint.inputs.roots import project_roots
-from dralint.knowledge import drivers, k8s, lifecycle
-from dralint.migrate.planner import _claim_api, _label
+from dralint.knowledge import drivers, gke, k8s, lifecycle
+from dralint.migrate.planner import _MIG_PRODUCT, _SHARED_SUFFIX, _claim_api, _label
 from dralint.migrate.records import MigrateOptions, WorkloadReport
 
 # ----------------------------------------------------------------------------------------------
 # the extended-resource bridge
+
+
+def _not_a_full_gpu(ps: k8s.PodSpecRef) -> str | None:
+    """The node selector that makes `nvidia.com/gpu` a MIG device or a time-shared GPU, if any."""
+    sel = ps.spec.get("nodeSelector")
+    g, t = gke.selection(sel), gke.labels()
+    if g.partition is not None:
+        return f"the node selector `{t.partition_size}: {g.partition}` picks MIG partitions"
+    if g.sharing is not None:
+        return f"the node selector `{t.sharing_strategy}: {g.sharing}` picks shared GPUs"
+    prod = k8s.get(sel, "nvidia.com/gpu.product")
+    if isinstance(prod, str) and (_MIG_PRODUCT.fullmatch(prod) or prod.endswith(_SHARED_SUFFIX)):
+        return f"the node selector `nvidia.com/gpu.product: {prod}` picks MIG devices or shared GPUs"
+    return None
 
 
 def _bridge(result: Result, config: Config, opts: MigrateOptions, targets: Sequence[SourceFile],
@@ -49,6 +63,13 @@ def _bridge(result: Result, config: Config, opts: MigrateOptions, targets: Seque
         rep = WorkloadReport(obj.file.path, line, obj.kind or "?", obj.namespace, obj.name or "?", "bridged")
         for u in uses:
             res = u.resource
+            special = _not_a_full_gpu(u.pod_spec) if res.kind == "gpu" else None
+            if special:
+                rep.status, rep.reason = "skipped", (
+                    f"{special}: `{res.name}` is not a whole GPU there, and an extended resource backed by DRA "
+                    "serves one device class for every pod (the full-GPU class); migrate these pods to claims "
+                    "without --extended-resource-bridge")
+                break
             if res.kind == "shared":
                 rep.status, rep.reason = "skipped", (f"`{res.name}` is a shared replica; extended resources backed "
                                                      "by DRA cannot share devices")

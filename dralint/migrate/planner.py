@@ -42,16 +42,18 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from dralint.checks import operators
 from dralint.checks.legacy import Usage, usages
 from dralint.checks.registry import Context
 from dralint.engine.config import Config
 from dralint.engine.runner import Result
+from dralint.fix.json_splice import is_json_list
 from dralint.fix.splice import PlannedFix
 from dralint.inputs import dra
 from dralint.inputs.index import K8sObject
 from dralint.inputs.load import SourceFile
 from dralint.inputs.locate import locate, offsets
-from dralint.knowledge import drivers, k8s, lifecycle, schema, workloads
+from dralint.knowledge import drivers, gke, k8s, lifecycle, schema, workloads
 from dralint.knowledge.legacy import LegacyKnowledge, LegacyResource, legacy
 from dralint.migrate.records import MigrateOptions, WorkloadReport
 from dralint.model import Applicability, Edit, Fix, JsonPath, same, to_plain
@@ -95,6 +97,26 @@ def _eol_comment(sf: SourceFile, data: Any, path: JsonPath) -> str | None:
     return None
 
 
+def _lead_comments(sf: SourceFile, data: Any, path: JsonPath) -> list[str]:
+    """The full-line comments right above the key at ``path``, at its column, without ``# ``: they
+    are about that key, and go with it when migrate replaces it (the splicer removes them with it)."""
+    s, _, ok = offsets(data, path, "key")
+    if not ok:
+        return []
+    text = sf.text
+    ls = text.rfind("\n", 0, s) + 1
+    col = s - ls
+    out: list[str] = []
+    while ls > 0:
+        prev = text.rfind("\n", 0, ls - 1) + 1
+        line = text[prev: ls - 1].rstrip("\r")
+        if not line.lstrip().startswith("#") or len(line) - len(line.lstrip()) != col:
+            break
+        out.insert(0, line.strip().lstrip("#").strip())
+        ls = prev
+    return out
+
+
 def _claim_api(profile_lc: lifecycle.Lifecycle) -> tuple[str, bool] | None:
     """(apiVersion for new claims/templates, whether requests use the flat v1beta1 shape).
 
@@ -111,6 +133,32 @@ def _claim_api(profile_lc: lifecycle.Lifecycle) -> tuple[str, bool] | None:
     # a stable sort: newest first within the not-deprecated, then within the deprecated versions
     v = sorted(served, key=lambda v: profile_lc.deprecated(v, "ResourceClaimTemplate") is not None)[0]
     return f"{dra.DRA_GROUP}/{v}", str(shapes.get(v, "exactly")) != "exactly"
+
+
+def workload_name(obj: K8sObject) -> str | None:
+    """The name new objects are derived from: ``metadata.name``, else ``generateName`` without its
+    trailing dash (the API server appends a random suffix, so the real name is not known yet)."""
+    if obj.name:
+        return obj.name
+    gen = obj.metadata.get("generateName")
+    if isinstance(gen, str) and gen.strip("-."):
+        return gen.rstrip("-.")
+    return None
+
+
+def _tolerates(t: Any, key: str) -> bool:
+    """Whether toleration ``t`` already tolerates the NoSchedule taint ``key`` with any value, as the
+    one ExtendedResourceToleration adds (`operator: Exists`; an empty key with Exists tolerates all)."""
+    if not isinstance(t, dict) or t.get("operator") != "Exists":
+        return False
+    return t.get("key") in (None, "", key) and t.get("effect") in (None, "", "NoSchedule")
+
+
+def _shown_name(obj: K8sObject) -> str:
+    if obj.name:
+        return obj.name
+    gen = obj.metadata.get("generateName")
+    return f"{gen}*" if isinstance(gen, str) and gen else "?"
 
 
 def _slug(ps: k8s.PodSpecRef) -> str:
@@ -186,10 +234,10 @@ class _Planner:
     def plan(self, obj: K8sObject) -> tuple[PlannedFix | None, WorkloadReport | None]:
         uses = usages(obj, self.ctx)
         if not uses:
-            return None, None
+            return None, self._operator_only(obj)
         sf = obj.file
         line = locate(sf, obj.doc, (*obj.base_path, "kind")).line
-        rep = WorkloadReport(sf.path, line, obj.kind or "?", obj.namespace, obj.name or "?", "skipped")
+        rep = WorkloadReport(sf.path, line, obj.kind or "?", obj.namespace, _shown_name(obj), "skipped")
         why = self._skip_reason(obj, uses)
         if why:
             rep.reason = why
@@ -205,21 +253,44 @@ class _Planner:
         if self.opts.keep_extended_resources:
             rep.notes.append("kept the extended resources next to the claims: while both allocators run, the pod gets "
                              "GPUs from both (double counting); remove them once the device plugin is gone")
+        if not obj.name:
+            rep.notes.append(f"the workload has `generateName`: its template is named after `{workload_name(obj)}`")
+        for p in prepared:
+            sched = p.ps.spec.get("schedulerName")
+            if isinstance(sched, str) and sched not in ("", "default-scheduler"):
+                rep.notes.append(f"kept `schedulerName: {sched}`: the scheduler that binds the pod allocates its "
+                                 "claims; check that this one supports DRA (one that does not leaves the pods "
+                                 "Pending)")
         rep.status = "migrated"
         fix = Fix("Migrate from the device plugin to DRA", Applicability.UNSAFE, tuple(edits))
         return PlannedFix("migrate", fix, obj.doc.index, obj.base_path, obj.label(), keep_comments=True), rep
+
+    def _operator_only(self, obj: K8sObject) -> WorkloadReport | None:
+        """A workload that asks for GPUs only through its operator's fields (a TrainJob's
+        `resourcesPerNode`, a NIMService's `resources`): there is no pod template to migrate."""
+        fields = [f for f in operators.gpu_requests(obj, self.ctx) if f.place is None or f.place.severity is None]
+        if not fields:
+            return None
+        line = locate(obj.file, obj.doc, (*obj.base_path, "kind")).line
+        more = f" (and {len(fields) - 1} more such field{'s' if len(fields) > 2 else ''})" if len(fields) > 1 else ""
+        return WorkloadReport(obj.file.path, line, obj.kind or "?", obj.namespace, _shown_name(obj), "skipped",
+                              "no pod template to migrate: " + operators.describe(obj, fields[0]) + more)
 
     def _skip_reason(self, obj: K8sObject, uses: list[Usage]) -> str | None:
         if obj.doc.source:
             return (f"Helm-rendered from `{obj.doc.source}`: change the chart template (rendered output is never "
                     "rewritten)")
-        if not obj.name:
-            return "the object has no `metadata.name` to derive a template name from"
-        if obj.file.is_json:
-            # the template would have to go into the JSON text (a List's items), which the splicer
-            # cannot do yet; a YAML document after it would make the file invalid JSON
-            return ("the workload is in a JSON file, which migrate does not rewrite yet: migrate a YAML copy, "
-                    "or add the ResourceClaimTemplate and the claims by hand")
+        if not workload_name(obj):
+            return "the object has neither `metadata.name` nor `generateName` to derive a template name from"
+        if not self.opts.keep_extended_resources:
+            for path, d in workloads.derived_fields(obj.api_version, obj.kind, obj.data):
+                return (f"{workloads.operator_of(obj.api_version, obj.kind)} {d.becomes} (`{schema.where(path)}`): "
+                        f"{d.change}, or pass --keep-extended-resources")
+        if obj.file.is_json and not (is_json_list(obj.file) and len(obj.base_path) == 2):
+            # JSON holds one value: the template can only go into a List's `items`, and a YAML
+            # document after the object would make the file invalid JSON
+            return ("the workload is the only object of a JSON file, which has no room for the new "
+                    "ResourceClaimTemplate: put it into a `kind: List` (`items`) or migrate a YAML copy")
         builtin = workloads.is_builtin(obj.api_version, obj.kind)
         if not builtin and not self.opts.include_custom_resources:
             return (f"the pod template is inside a custom resource ({obj.api_version} {obj.kind}); its CRD may not "
@@ -264,6 +335,9 @@ class _Planner:
                     "ResourceClaim, so the API server would reject the new objects: "
                     + (f"switch one on with --runtime-config {dra.DRA_GROUP}/{known[0]}=true (and on the API server) "
                        "or " if known else "") + "target a newer Kubernetes")
+        why = self._node_pool_reason(obj, uses)
+        if why:
+            return why
         if not self.opts.convert_node_selectors:
             for ps in obj.pod_specs:
                 prod = k8s.get(ps.spec, "nodeSelector", "nvidia.com/gpu.product")
@@ -272,6 +346,33 @@ class _Planner:
                     return (f"the node selector `nvidia.com/gpu.product: {prod}` means the MIG \"single\" strategy: "
                             "`nvidia.com/gpu` is a MIG device here; pass --convert-node-selectors to claim that "
                             "MIG profile")
+        return None
+
+    def _node_pool_reason(self, obj: K8sObject, uses: list[Usage]) -> str | None:
+        """Why GKE or gpu-feature-discovery labels make `nvidia.com/gpu` something a claim on the
+        full-GPU class cannot express (a time-shared GPU, a GPU model dralint cannot name)."""
+        for ps in obj.pod_specs:
+            if not any(u.resource.kind == "gpu" for u in uses if u.pod_spec.path == ps.path):
+                continue
+            node_sel = ps.spec.get("nodeSelector")
+            g, t = gke.selection(node_sel), gke.labels()
+            if g.sharing is not None:
+                return (f"the node selector `{t.sharing_strategy}: {g.sharing}` means GKE shares each GPU between "
+                        "pods: a claim on the full-GPU class would give each pod a whole GPU; use one shared "
+                        "ResourceClaim with a GpuConfig sharing strategy by hand")
+            if g.partition is not None and not gke.valid_profile(g.partition):
+                return (f"the node selector `{t.partition_size}: {g.partition}` is not a MIG profile dralint can "
+                        "select (`<n>g.<m>gb`): claim that MIG device by hand")
+            if g.accelerator is not None and g.product is None:
+                return (f"the node selector `{t.accelerator}: {g.accelerator}` names a GPU model whose DRA "
+                        "`productName` dralint does not know (schemas/gke.yaml): add the selector by hand, or add "
+                        "the model to that table")
+            prod = k8s.get(node_sel, "nvidia.com/gpu.product")
+            if isinstance(prod, str) and prod.endswith(_SHARED_SUFFIX):
+                return (f"the node selector `nvidia.com/gpu.product: {prod}` means device-plugin time-slicing: "
+                        "`nvidia.com/gpu` is a shared replica here and a claim on the full-GPU class would give "
+                        "each pod a whole GPU; use one shared ResourceClaim with a GpuConfig sharing strategy by "
+                        "hand")
         return None
 
     # -- one pod template --------------------------------------------------------------------
@@ -284,6 +385,18 @@ class _Planner:
         sel_edits: list[Edit] = []
         if self.opts.convert_node_selectors:
             selectors, mig_profile, sel_edits = self._convert_node_selection(obj, ps, rep)
+        # GKE's node-pool labels stay on the pod (its autoscaler provisions by them); the claim asks for
+        # the same device: that GPU model, and a MIG device of the pool's partition size
+        g = gke.selection(ps.spec.get("nodeSelector"))
+        vendor = next((u.resource.vendor for u in here), "gpu.nvidia.com")
+        if g.product is not None and any(u.resource.kind == "gpu" for u in here):
+            selectors.append(gke.product_cel(vendor, g.product))
+            rep.notes.append(f"`{gke.labels().accelerator}: {g.accelerator}` became a `productName` selector on "
+                             "the request (the node selector is kept)")
+        if g.partition is not None and not mig_profile and any(u.resource.kind == "gpu" for u in here):
+            mig_profile = g.partition
+            rep.notes.append(f"`{gke.labels().partition_size}: {g.partition}`: `nvidia.com/gpu` is a MIG device "
+                             f"of that size there, so the request is on the MIG class with profile {g.partition}")
         existing = {c.name for c in dra.pod_claims(ps) if c.name}
         groups: list[_Group] = []
         for is_shared in (False, True):
@@ -326,9 +439,13 @@ class _Planner:
                 ref: dict[str, str] = {"name": g.claim}
                 if len(g.requests) > 1:
                     ref["request"] = r.name
-                notes = [c for s in r.usage.sections
-                         if (c := _eol_comment(sf, obj.doc.data, (*base, *r.usage.container.path, "resources", s,
-                                                                  r.usage.resource.name)))]
+                keys = [(*base, *r.usage.container.path, "resources", s, r.usage.resource.name)
+                        for s in r.usage.sections]
+                notes = [c for k in keys if (c := _eol_comment(sf, obj.doc.data, k))]
+                lead = [c for k in keys for c in _lead_comments(sf, obj.doc.data, k) if c]
+                if len(notes) + len(lead) == 1 and not self.opts.keep_extended_resources:
+                    # one comment about the removed resource: it goes onto the claim that replaces it
+                    notes = notes + lead
                 container_refs[r.usage.container.path].append((ref, notes))
         for cpath, refs in container_refs.items():
             for ref, notes in refs:
@@ -337,6 +454,53 @@ class _Planner:
             if not self.opts.keep_extended_resources:
                 edits.extend(self._removals(cpath, [u for u in p.here if u.container.path == cpath]))
         edits.extend(p.selector_edits)
+        if not self.opts.keep_extended_resources and self.opts.gpu_toleration:
+            edits.extend(self._tolerations(p, rep))
+        edits.extend(self._counts_beside(obj, p, rep))
+
+    def _tolerations(self, p: _Prepared, rep: WorkloadReport) -> list[Edit]:
+        """The tolerations the ExtendedResourceToleration admission plugin added while the pod asked for
+        the extended resources (on by default on GKE and other clouds): without the request the pod
+        no longer tolerates the GPU nodes' `nvidia.com/gpu` NoSchedule taint and would stay Pending."""
+        have = p.ps.spec.get("tolerations")
+        if have is not None and not isinstance(have, list):
+            return []
+        out: list[Edit] = []
+        for name in dict.fromkeys(u.resource.name for u in p.here):
+            if any(_tolerates(t, name) for t in have or ()):
+                continue
+            out.append(Edit("append", (*p.ps.path, "tolerations"),
+                            value={"key": name, "operator": "Exists", "effect": "NoSchedule"}))
+            rep.tolerations += 1
+            rep.notes.append(f"added a toleration for the `{name}` NoSchedule taint, which the "
+                             "ExtendedResourceToleration admission plugin added while the pod requested it "
+                             "(--no-gpu-toleration leaves it out)")
+        return out
+
+    def _counts_beside(self, obj: K8sObject, p: _Prepared, rep: WorkloadReport) -> list[Edit]:
+        """GPU counts the operator derived from the removed extended resource (KubeRay's
+        `rayStartParams.num-gpus`, from the Ray container, the first one): written out explicitly."""
+        out: list[Edit] = []
+        for path, place in workloads.counts_beside(obj.api_version, obj.kind, p.ps.template_path):
+            count = sum(r.count for g in p.groups for r in g.requests
+                        if r.usage.container.field == "containers" and r.usage.container.path[-1] == 0)
+            if not count:
+                continue
+            have = k8s.get(obj.data, *path)
+            if have is not None:
+                if str(have) != str(count):
+                    rep.notes.append(f"kept `{schema.where(path)}: {have}`, which differs from the {count} "
+                                     "device(s) the claim allocates")
+                continue
+            parent = k8s.get(obj.data, *path[:-1])
+            if parent is not None and not isinstance(parent, dict):
+                continue
+            value: Any = str(count) if place.migrate == "set-string" else count
+            out.append(Edit("set", path, value=value))
+            who = workloads.operator_of(obj.api_version, obj.kind)
+            rep.notes.append(f"set `{schema.where(path)}: \"{count}\"`: {who} derived it from the removed "
+                             "`nvidia.com/gpu` limit")
+        return out
 
     def _claim_name(self, existing: set[str], want: str) -> str:
         name, n = want, 2
@@ -471,7 +635,7 @@ class _Planner:
                 return self.created[key], True
         pattern = self.opts.template_name_pattern
         try:
-            raw = pattern.format(workload=f"{obj.name}{suffix}", kind=(obj.kind or "").lower(),
+            raw = pattern.format(workload=f"{workload_name(obj)}{suffix}", kind=(obj.kind or "").lower(),
                                  namespace=ns or "default")
         except (KeyError, IndexError, ValueError):
             raw = f"{obj.name}{suffix}-gpu"

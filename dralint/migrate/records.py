@@ -18,6 +18,8 @@ class MigrateOptions:
     extended_resource_bridge: bool = False
     bridge_file: str = "dra-extended-resources.yaml"
     include_custom_resources: bool = False
+    #: add the `nvidia.com/gpu` toleration that ExtendedResourceToleration stops adding (--no-gpu-toleration)
+    gpu_toleration: bool = True
 
 
 @dataclass
@@ -31,6 +33,8 @@ class WorkloadReport:
     reason: str = ""
     objects: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: tolerations added for the taints of the extended resources removed
+    tolerations: int = 0
 
     def label(self) -> str:
         return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
@@ -38,7 +42,7 @@ class WorkloadReport:
     def as_json(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "kind": self.kind, "namespace": self.namespace,
                 "name": self.name, "status": self.status, "reason": self.reason or None,
-                "objects": self.objects, "notes": self.notes}
+                "objects": self.objects, "notes": self.notes, "tolerations_added": self.tolerations}
 
 
 @dataclass
@@ -59,6 +63,9 @@ class MigrationReport:
     def skipped(self) -> list[WorkloadReport]:
         return [w for w in self.workloads if w.status == "skipped"]
 
+    def tolerations(self) -> int:
+        return sum(w.tolerations for w in self.migrated())
+
     def changed(self) -> list[FileOutcome]:
         return [f for f in self.files if f.changed]
 
@@ -70,6 +77,7 @@ class MigrationReport:
         return {
             "version": 1,
             "summary": {"migrated": len(self.migrated()), "skipped": len(self.skipped()),
+                        "tolerations_added": self.tolerations(),
                         "files_changed": len(self.changed()) + len(self.new_files),
                         "failed_files": sum(1 for f in self.files if f.failures)},
             "workloads": [w.as_json() for w in self.workloads],
