@@ -65,8 +65,8 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @common_lint_options
-@click.option("--format", "fmt", default="text", show_default=True,
-              help="Output format: " + ", ".join(format_names()) + ".")
+@click.option("--format", "--output-format", "fmt", default="text", show_default=True,
+              type=click.Choice(format_names()), help="Output format (shell completion lists them).")
 @click.option("--output", "output", type=click.Path(dir_okay=False, writable=True),
               help="Write the report in --format to this file; text still goes to the terminal.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]),
@@ -82,21 +82,28 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes (same as `dralint fix`).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="With --fix: exit 1 when a file was changed, even if no finding remains.")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None, exit_zero: bool,
-          statistics: bool, color: str, **kw: Any) -> None:
+          statistics: bool, color: str, exit_non_zero_on_fix: bool, **kw: Any) -> None:
     """Lint manifests (files, directories, or - for stdin)."""
     if fmt not in format_names():
         raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(format_names())}")
     apply_fixes, unsafe_fixes, diff = kw.pop("apply_fixes"), kw.pop("unsafe_fixes"), kw.pop("diff")
     if apply_fixes or diff:
         sys.exit(run_fix(paths, kw, unsafe=unsafe_fixes, diff=diff, fmt=fmt, fail_on=fail_on,
-                                 exit_zero=exit_zero, color=color, output=output, statistics=statistics))
+                         exit_zero=exit_zero, color=color, output=output, statistics=statistics,
+                         exit_non_zero_on_fix=exit_non_zero_on_fix))
     try:
         result, cfg, seconds = run_lint(paths, kw)
     except ConfigError as e:
         echo_err(f"dralint: error: {e}")
         sys.exit(EXIT_USAGE)
     _KEEP_ALIVE.append(result)
+    if result.missing:
+        # a path that does not exist is a usage error: a report ("All checks passed") above the error
+        # would read as a success to whoever skims the log
+        sys.exit(report_problems(result))
     if kw.get("verbose"):
         verbose_header(cfg, result, seconds)
     stream = sys.stdout
