@@ -183,3 +183,33 @@ def test_readme_documents_the_fix_exit_codes() -> None:
     assert "--exit-non-zero-on-fix" in section
     assert "every such finding was fixed" in section
     assert "JSON syntax error" in section
+
+
+# ----------------------------------------------------------------------------------------------
+# shell completion (point 9): click's _DRALINT_COMPLETE lists the choices of --format
+
+
+@pytest.mark.parametrize("option", ["--format", "--output-format"])
+def test_completion_lists_the_output_formats(tmp_path: Path, option: str) -> None:
+    from dralint.report import format_names
+
+    env = {"COMP_WORDS": f"dralint check {option} ", "COMP_CWORD": "3", "_DRALINT_COMPLETE": "bash_complete",
+           "PATH": "/usr/bin:/bin"}
+    p = subprocess.run([sys.executable, "-m", "dralint"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    offered = {line.partition(",")[2] for line in p.stdout.splitlines()}
+    assert offered == set(format_names())
+
+
+def test_an_unknown_format_is_a_usage_error_listing_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    from dralint.report import format_names
+
+    assert main(["check", "--isolated", "--format", "yml", "."]) == 2
+    err = capsys.readouterr().err
+    assert all(name in err for name in format_names())
+
+
+def test_readme_documents_shell_completion() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "_DRALINT_COMPLETE=bash_source dralint" in readme and "_DRALINT_COMPLETE=zsh_source dralint" in readme

@@ -31,7 +31,7 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
             output: str | None = None, statistics: bool = False, exit_non_zero_on_fix: bool = False) -> int:
     """The body of ``fix`` / ``check --fix``; returns the exit code."""
     try:
-        cfg = build_run_config(kw)
+        cfg = build_run_config(kw, paths)
     except ConfigError as e:
         echo_err(f"dralint: error: {e}")
         return EXIT_USAGE
