@@ -208,3 +208,12 @@ def test_invalid_yaml_in_the_config_names_the_config_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     err = _config_error(tmp_path, monkeypatch, capsys, ".dralint.yaml", "select: [DRA2\nignore: x\n")
     assert "invalid YAML" in err
+
+
+def test_a_file_name_that_is_not_utf8_meets_the_exclude_patterns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    proj = _tree(tmp_path / "proj", {".dralint.yaml": "exclude: ['skip/']\n", ".gitignore": "*.local.yaml\n"})
+    (proj / "caf\udce9.yaml").write_text(LEGACY, encoding="utf-8")  # the bytes `caf\xe9.yaml`
+    monkeypatch.chdir(proj)
+    assert main(["check", "."]) == 1
+    assert ":10:9: DRA201" in capsys.readouterr().out

@@ -38,7 +38,10 @@ def compile_patterns(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
 
 
 def _clean(rel: str) -> str:
-    rel = rel.replace("\\", "/")
+    # a file name that is not UTF-8 arrives with surrogate escapes, which the matcher (RE2 when
+    # installed) cannot encode: its undecodable bytes become U+FFFD, which no pattern in a UTF-8
+    # config or .gitignore can name anyway
+    rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\\", "/")
     while rel.startswith("./"):
         rel = rel[2:]
     return rel.lstrip("/")
