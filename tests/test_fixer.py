@@ -587,7 +587,8 @@ def test_fix_cli_exit_codes_diff_and_stdin(tmp_path: Path, monkeypatch: pytest.M
     assert main(["fix", "--isolated", "--select", "DRA309", "--diff", "p.yaml"]) == 1
     captured = capsys.readouterr()
     assert "-    source:\n" in captured.out and f.read_text() == bad
-    assert main(["check", "--isolated", "--select", "DRA309", "--fix", "p.yaml"]) == 1
+    # every finding fixed: exit 0, as ruff does (tests/test_cli_exit.py has the other cases)
+    assert main(["check", "--isolated", "--select", "DRA309", "--fix", "p.yaml"]) == 0
     assert "Fixed p.yaml (DRA309)" in capsys.readouterr().err
     assert f.read_text() == fixed
     assert (f.stat().st_mode & 0o777) == 0o640
@@ -595,7 +596,7 @@ def test_fix_cli_exit_codes_diff_and_stdin(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(sys, "stdin", _Stdin(bad.encode()))
     out = _Stdout()
     monkeypatch.setattr(sys, "stdout", out)
-    assert main(["fix", "--isolated", "--select", "DRA309", "-"]) == 1
+    assert main(["fix", "--isolated", "--select", "DRA309", "-"]) == 0
     assert out.buffer.data == fixed.encode()
 
 

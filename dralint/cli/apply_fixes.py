@@ -1,8 +1,10 @@
 """The fix run behind ``dralint fix`` and ``dralint check --fix``: apply recorded fixes, verified, atomically.
 
-Exit codes follow ruff and pre-commit: 0 nothing changed and nothing left at or above ``--fail-on``;
-1 files were changed (or would be, with ``--diff``) or findings remain; 2 usage error or a fix that
-failed its gates (then that file is left untouched); 3 internal error.
+Exit codes follow ruff: 0 nothing is left at or above ``--fail-on`` (every such finding was fixed,
+or there was none); 1 findings remain, or ``--diff`` would change a file, or (with
+``--exit-non-zero-on-fix``, the old behaviour, for scripts that must notice a rewrite) a file was
+changed; 2 usage error or a fix that failed its gates (then that file is left untouched); 3 internal
+error. pre-commit notices rewritten files by itself, so a hook needs no non-zero exit for them.
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
 
 def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, diff: bool = False,
             fmt: str = "text", fail_on: str | None = None, exit_zero: bool = False, color: str = "auto",
-            output: str | None = None, statistics: bool = False) -> int:
+            output: str | None = None, statistics: bool = False, exit_non_zero_on_fix: bool = False) -> int:
     """The body of ``fix`` / ``check --fix``; returns the exit code."""
     try:
-        cfg = build_run_config(kw)
+        cfg = build_run_config(kw, paths)
     except ConfigError as e:
         echo_err(f"dralint: error: {e}")
         return EXIT_USAGE
@@ -49,6 +51,8 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
                                  bool(kw.get("follow_symlinks")))
     run.result.missing = missing
     problem = report_problems(run.result)
+    if missing:
+        return problem  # a mistyped path: write nothing, and print no report that could read as success
     failed = _write(run, diff, stdin[0] if stdin else None)
     to_stderr = stdin is not None or diff
     stream = sys.stderr if to_stderr else sys.stdout
@@ -73,7 +77,7 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
         return EXIT_USAGE
     if problem:
         return problem
-    if run.changed():
+    if run.changed() and (diff or exit_non_zero_on_fix):
         return EXIT_CHANGED
     threshold = fail_on or cfg.fail_on
     if exit_zero or threshold == "never":

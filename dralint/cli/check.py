@@ -13,7 +13,6 @@ from dralint.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
-    UsageError,
     common_lint_options,
     report_problems,
     run_lint,
@@ -73,7 +72,7 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @common_lint_options
 @click.option("--format", "--output-format", "fmt", default="text", show_default=True,
-              help="Output format: " + ", ".join(format_names()) + ".")
+              type=click.Choice(format_names()), help="Output format (shell completion lists them).")
 @click.option("--output-file", "output_files", multiple=True, metavar="FORMAT=PATH",
               help="Also write the report in FORMAT to PATH, from the same run (repeatable), "
                    "e.g. --output-file sarif=out.sarif --output-file markdown=$GITHUB_STEP_SUMMARY.")
@@ -100,16 +99,17 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes (same as `dralint fix`).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="With --fix: exit 1 when a file was changed, even if no finding remains.")
 def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None, exit_zero: bool,
-          statistics: bool, color: str, **kw: Any) -> None:
+          statistics: bool, color: str, exit_non_zero_on_fix: bool, **kw: Any) -> None:
     """Lint manifests (files, directories, or - for stdin)."""
-    if fmt not in format_names():
-        raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(format_names())}")
     extra_outputs = parse_output_files(kw.pop("output_files"))
     apply_fixes, unsafe_fixes, diff = kw.pop("apply_fixes"), kw.pop("unsafe_fixes"), kw.pop("diff")
     if apply_fixes or diff:
         sys.exit(run_fix(paths, kw, unsafe=unsafe_fixes, diff=diff, fmt=fmt, fail_on=fail_on,
-                                 exit_zero=exit_zero, color=color, output=output, statistics=statistics))
+                         exit_zero=exit_zero, color=color, output=output, statistics=statistics,
+                         exit_non_zero_on_fix=exit_non_zero_on_fix))
     try:
         with progress.listening(progress_bar(kw)):
             result, cfg, seconds = run_lint(paths, kw)
@@ -117,6 +117,10 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | N
         echo_err(f"dralint: error: {e}")
         sys.exit(EXIT_USAGE)
     _KEEP_ALIVE.append(result)
+    if result.missing:
+        # a path that does not exist is a usage error: a report ("All checks passed") above the error
+        # would read as a success to whoever skims the log
+        sys.exit(report_problems(result))
     if kw.get("verbose"):
         verbose_header(cfg, result, seconds)
     stream = sys.stdout

@@ -116,7 +116,7 @@ class MigrateArgs:
 
 def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> int:
     try:
-        cfg = build_run_config(kw)
+        cfg = build_run_config(kw, paths)
         class_map = parse_class_map(a.class_map)
     except (ConfigError, ValueError) as e:
         echo_err(f"dralint: error: {e}")

@@ -83,14 +83,14 @@ def common_lint_options(fn: Any) -> Any:
     return fn
 
 
-def build_run_config(kw: dict[str, Any]) -> Config:
-    """Config file + CLI flags (flags win)."""
+def build_run_config(kw: dict[str, Any], paths: Sequence[str] = ()) -> Config:
+    """Config file (the nearest to ``paths``, see `load_config`) + CLI flags (flags win)."""
     if kw.get("isolated"):
-        from dralint.engine.config import build_config
+        from dralint.engine.config import build_config, discovery_start, project_root
 
-        cfg = build_config({}, None, Path.cwd())
+        cfg = build_config({}, None, project_root(discovery_start(paths, Path.cwd()), Path.cwd()))
     else:
-        cfg = load_config(kw.get("config_path"), follow_symlinks=bool(kw.get("follow_symlinks")))
+        cfg = load_config(kw.get("config_path"), follow_symlinks=bool(kw.get("follow_symlinks")), paths=paths)
     if kw.get("select"):
         cfg.select = _codes(kw["select"])
     if kw.get("extend_select"):
@@ -143,7 +143,7 @@ def build_run_config(kw: dict[str, Any]) -> Config:
 
 
 def run_lint(paths: Sequence[str], kw: dict[str, Any]) -> tuple[Result, Config, float]:
-    cfg = build_run_config(kw)
+    cfg = build_run_config(kw, paths)
     stdin = None
     paths = list(paths)
     if "-" in paths:

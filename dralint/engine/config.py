@@ -1,4 +1,8 @@
-"""Configuration: ``.dralint.yaml`` (searched upward) or ``[tool.dralint]`` in ``pyproject.toml``.
+"""Configuration: ``.dralint.yaml`` or ``[tool.dralint]`` in ``pyproject.toml``, found as ruff finds
+its own: the nearest one from the linted paths upward (their deepest common directory), else from the
+working directory; ``--config PATH`` names one, ``--isolated`` uses none. The project root (relative
+``exclude`` patterns, the cache) is the directory of that file, else the git work tree around the
+linted paths, else the working directory.
 
 The file is validated against a JSON schema, and each rule's options against the options schema
 in its ``rule.yaml``; unknown keys are errors (exit 2), because a typo in a CI gate's config
@@ -113,6 +117,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "unsafe-fixes": {"type": "boolean"},
         "jobs": {"type": "integer", "minimum": 0},
         "output-format": {"type": "string"},
+        "respect-gitignore": {"type": "boolean"},
     },
 }
 
@@ -126,6 +131,8 @@ class Config:
     ignore: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
+    #: skip what the walked directories' .gitignore files ignore (`respect-gitignore: false`: do not)
+    respect_gitignore: bool = True
     severity: dict[str, Severity] = field(default_factory=dict)
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     fail_on: str = "warning"
@@ -199,6 +206,8 @@ def find_config(start: Path, follow_symlinks: bool = False) -> Path | None:
     before it is read (a committed ``.dralint.yaml -> ~/.aws/credentials`` would otherwise have its
     first line quoted in the parse error).
     """
+    if start.exists() and not start.is_dir():
+        start = start.parent  # a linted file: its directory is where the search starts
     for d in [start, *start.parents]:
         roots = Roots.of([start, d], follow_symlinks)
         for name in CONFIG_NAMES:
@@ -245,6 +254,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
 def _validate(raw: dict[str, Any], where: str) -> None:
     if not raw:
         return  # no configuration: nothing to check, and no jsonschema import (~30 ms) on every hook run
+    _check_keys(raw, where)
     import jsonschema
 
     errors = sorted(jsonschema.Draft202012Validator(CONFIG_SCHEMA).iter_errors(raw), key=lambda e: list(e.path))
@@ -252,6 +262,50 @@ def _validate(raw: dict[str, Any], where: str) -> None:
         e = errors[0]
         loc = ".".join(str(p) for p in e.absolute_path) or "(top level)"
         raise ConfigError(f"{where}: invalid configuration at {loc}: {e.message}")
+
+
+def _check_keys(raw: dict[str, Any], where: str) -> None:
+    """Unknown keys (top level, and in each driver or extended resource) name the file, the key and
+    the closest known key; an unquoted version that YAML or TOML read as a number gets a hint."""
+    from dralint.suggest import closest
+
+    def unknown(keys: Iterable[Any], known: dict[str, Any], at: str) -> None:
+        for key in keys:
+            if str(key) not in known:
+                hint = closest(str(key), list(known))
+                raise ConfigError(f"{where}: unknown configuration key {at + str(key)!r}"
+                                  + (f"; did you mean {hint!r}?" if hint else f" (known keys: {', '.join(known)})"))
+
+    props = CONFIG_SCHEMA["properties"]
+    unknown(raw, props, "")
+    for name in ("drivers", "extended-resources"):
+        entries = raw.get(name)
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            if isinstance(entry, dict):
+                unknown(entry, props[name]["items"]["properties"], f"{name}.{i}.")
+    version = raw.get("kubernetes-version")
+    if isinstance(version, float) and len(repr(version).partition(".")[2]) < 2:
+        # 1.30 unquoted is the number 1.3: say so rather than judge against a release from 2016
+        shown = f"{version:.2f}"
+        raise ConfigError(f"{where}: kubernetes-version is the number {version!r} (an unquoted {shown} is read "
+                          f"as {version!r}); quote it: kubernetes-version: \"{shown}\"")
+
+
+def _check_code_list(codes: Iterable[Any], where: str, at: str) -> None:
+    """Codes and prefixes in `per-file-ignores` are checked as `ignore` is: a typo is an error."""
+    cat = catalog()
+    for code in codes:
+        try:
+            _match(str(code), cat, include_off=True)
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {at}: {e}{_did_you_mean(str(code), cat)}") from None
+
+
+def _did_you_mean(code: str, cat: dict[str, RuleMeta]) -> str:
+    from dralint.suggest import closest
+
+    hint = closest(code.upper(), list(cat)) or closest(code, [m.name for m in cat.values()])
+    return f"; did you mean {hint!r}?" if hint else ""
 
 
 def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
@@ -267,7 +321,10 @@ def build_config(raw: dict[str, Any], path: Path | None, root: Path) -> Config:
     cfg.extend_select = list(raw.get("extend-select", []))
     cfg.ignore = list(raw.get("ignore", []))
     cfg.per_file_ignores = {k: list(v) for k, v in raw.get("per-file-ignores", {}).items()}
+    for pattern, codes in cfg.per_file_ignores.items():
+        _check_code_list(codes, where, f"per-file-ignores.{pattern}")
     cfg.exclude = [*raw.get("exclude", []), *raw.get("extend-exclude", [])]
+    cfg.respect_gitignore = bool(raw.get("respect-gitignore", True))
     for code, sev in raw.get("severity", {}).items():
         meta = _resolve_code(code, cat, where)
         cfg.severity[meta.code] = Severity.parse(sev)
@@ -344,19 +401,50 @@ def _resolve_code(code: str, cat: dict[str, RuleMeta], where: str) -> RuleMeta:
     for m in cat.values():
         if m.name == code:
             return m
-    raise ConfigError(f"{where}: unknown rule {code!r}")
+    raise ConfigError(f"{where}: unknown rule {code!r}{_did_you_mean(code, cat)}")
 
 
-def load_config(explicit: Path | None = None, cwd: Path | None = None, follow_symlinks: bool = False) -> Config:
+def load_config(explicit: Path | None = None, cwd: Path | None = None, follow_symlinks: bool = False,
+                paths: Iterable[str] = ()) -> Config:
+    """The configuration for a run over ``paths``: ``explicit`` if given, else the nearest file
+    from the paths' deepest common directory upward (from ``cwd`` when no path exists: stdin)."""
     cwd = cwd or Path.cwd()
-    path = explicit if explicit is not None else find_config(cwd, follow_symlinks)
+    start = discovery_start(paths, cwd)
+    path = explicit if explicit is not None else find_config(start, follow_symlinks)
     if path is None:
-        return build_config({}, None, cwd)
+        return build_config({}, None, project_root(start, cwd))
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     if explicit is not None:
         _refuse_link(path, Roots.of([cwd], follow_symlinks))
     return build_config(read_config_file(path), path, path.resolve().parent)
+
+
+def discovery_start(paths: Iterable[str], cwd: Path) -> Path:
+    """Where the search for a configuration starts: the deepest directory holding every existing
+    linted path (a file counts as its directory), else ``cwd``."""
+    dirs = []
+    for p in paths:
+        if p == "-" or not os.path.exists(p):
+            continue
+        a = Path(os.path.abspath(os.path.join(cwd, p)))
+        dirs.append(a if a.is_dir() else a.parent)
+    if not dirs:
+        return cwd
+    try:
+        return Path(os.path.commonpath([str(d) for d in dirs]))
+    except ValueError:  # different drives (Windows)
+        return dirs[0]
+
+
+def project_root(start: Path, cwd: Path) -> Path:
+    """The root without a configuration file: the git work tree holding ``start``, else ``cwd`` when
+    ``start`` is inside it, else ``start`` (a cache is never put in an unrelated working directory)."""
+    for d in [start, *start.parents]:
+        if (d / ".git").exists():
+            return d
+    cwd_abs = Path(os.path.abspath(cwd))
+    return cwd_abs if start == cwd_abs or start.is_relative_to(cwd_abs) else start
 
 
 def check_input_links(cfg: Config, values_files: Iterable[str] = (), follow_symlinks: bool = False) -> None:

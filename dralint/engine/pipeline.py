@@ -38,7 +38,8 @@ from dralint.model import Finding
 def load_paths(
     paths: Sequence[str], config: Config, follow_symlinks: bool = False
 ) -> tuple[list[SourceFile], list[str]]:
-    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks)
+    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks,
+                             respect_gitignore=config.respect_gitignore)
     limits = limits_for(config)
     return [read_file(r, limits) for r in refs], missing
 
@@ -57,13 +58,15 @@ def lint_paths(
     per core for large inputs and none for a handful of files.
     """
     limits = limits_for(config)
-    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks)
+    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks,
+                             respect_gitignore=config.respect_gitignore)
     inputs = [Input.read(r, limits, target=True) for r in refs]
     if stdin is not None:
         inputs.append(Input(stdin[0], None, stdin[1], None, True))
     if context:
         target_keys = {_key(p) for p in paths} | {r.key or _key(str(r.path)) for r in refs}
-        crefs, _ = discover(context, config.exclude, config.root, follow_symlinks)
+        crefs, _ = discover(context, config.exclude, config.root, follow_symlinks,
+                            respect_gitignore=config.respect_gitignore)
         inputs += [Input.later(r) for r in crefs if (r.key or _key(str(r.path))) not in target_keys]
     result = lint_inputs(inputs, config, jobs=config.jobs if jobs is None else jobs)
     result.missing = missing

@@ -232,8 +232,10 @@ def lint(
     targets += rendered.files + rendered.notes
     context_files: list[SourceFile] = []
     if context:
-        skip = {str(Path(r.path).resolve()) for r in discover(plain, config.exclude, config.root)[0]}
-        refs, _ = discover(context, config.exclude, config.root, follow_symlinks)
+        skip = {str(Path(r.path).resolve()) for r in discover(plain, config.exclude, config.root,
+                                                              respect_gitignore=config.respect_gitignore)[0]}
+        refs, _ = discover(context, config.exclude, config.root, follow_symlinks,
+                           respect_gitignore=config.respect_gitignore)
         limits = limits_for(config)
         context_files = [read_file(r, limits) for r in refs if str(Path(r.path).resolve()) not in skip
                          and not chart_inputs.in_chart(r.path, found) and not _in_any_chart(r.path)]

@@ -260,7 +260,8 @@ def load_targets(paths: Sequence[str], config: Config, follow_symlinks: bool = F
     The roots do not follow symlinks even with ``follow_symlinks``: a file reached through a link
     out of them can be read and fixed in memory (``--diff``), but it is never written.
     """
-    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks)
+    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks,
+                             respect_gitignore=config.respect_gitignore)
     limits = limits_for(config)
     write_to = {r.display: r.key for r in refs if r.key}
     return [read_file(r, limits) for r in refs], missing, write_to, input_roots(paths, config.root)

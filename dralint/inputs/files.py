@@ -8,13 +8,13 @@ read (a FIFO would block; a device would never end). Read errors become findings
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from dralint.inputs.ignore import GitignoreLayers, matches
 from dralint.inputs.load import Limits, LoadProblem, SourceFile, load_bytes
 from dralint.inputs.roots import Roots, printable
 from dralint.model import Span
@@ -37,16 +37,8 @@ DEFAULT_EXCLUDES = (
 
 
 def matches_glob(rel_path: str, pattern: str) -> bool:
-    """gitignore-flavoured matching: a pattern without '/' matches any path component."""
-    rel_path = rel_path.replace("\\", "/")
-    while rel_path.startswith("./"):
-        rel_path = rel_path[2:]
-    pattern = pattern.rstrip("/")
-    if fnmatch.fnmatch(rel_path, pattern) or fnmatch.fnmatch(rel_path, f"{pattern}/*"):
-        return True
-    if "/" not in pattern:
-        return any(fnmatch.fnmatch(part, pattern) for part in rel_path.split("/"))
-    return fnmatch.fnmatch(rel_path, f"*/{pattern}") or fnmatch.fnmatch(rel_path, f"*/{pattern}/*")
+    """gitignore matching (`dralint.inputs.ignore`): a pattern without '/' matches any path component."""
+    return matches(rel_path, (pattern,))
 
 
 @dataclass(frozen=True)
@@ -58,8 +50,8 @@ class FileRef:
     skipped: str = ""  # why it is not read (a link out of the roots): the DRA007 message
 
 
-def _excluded(rel: str, excludes: Iterable[str]) -> bool:
-    return any(matches_glob(rel, pat) for pat in excludes)
+def _excluded(rel: str, excludes: Iterable[str], is_dir: bool = False) -> bool:
+    return matches(rel, excludes, is_dir)
 
 
 def input_roots(paths: Iterable[str], root: Path | None = None, follow_symlinks: bool = False) -> Roots:
@@ -75,6 +67,7 @@ def discover(
     excludes: Iterable[str] = (),
     root: Path | None = None,
     follow_symlinks: bool = False,
+    respect_gitignore: bool = False,
 ) -> tuple[list[FileRef], list[str]]:
     """Files to lint, plus messages about paths that do not exist.
 
@@ -83,6 +76,9 @@ def discover(
     ``follow_symlinks``. A symlinked directory inside a walked one is not entered (its files are
     reached through the real directory); each directory is walked once, so a link loop ends.
     Order: a directory's files (sorted), then its subdirectories (sorted), depth first.
+    ``excludes`` are gitignore patterns relative to ``root``; with ``respect_gitignore`` the
+    ``.gitignore`` files of walked directories (and of their parents up to ``root``) apply too,
+    to what the walk finds (a file named on the command line is linted whatever they say).
     """
     paths = list(paths)
     root = root or Path.cwd()
@@ -103,7 +99,7 @@ def discover(
                 _skip(out, seen, _display(p), p, _LINK_DIR if is_dir else _LINK_FILE)
             continue
         if is_dir:
-            _walk_dir(p, root_real, roots, excludes, seen, out)
+            _walk_dir(p, root_real, roots, excludes, seen, out, respect_gitignore)
             continue
         real = str(_resolve(p))
         if _excluded(_rel_to(real, root_real, p.as_posix()), excludes):
@@ -123,9 +119,11 @@ def _skip(out: list[FileRef], seen: set[str], display: str, path: Path, why: str
 
 
 def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen: set[str],
-              out: list[FileRef]) -> None:
+              out: list[FileRef], respect_gitignore: bool = False) -> None:
     """Walk one directory given on the command line (iteratively: deep trees do not recurse)."""
     top_real = str(_resolve(top))
+    outer = GitignoreLayers.above(top_real, root_real) if respect_gitignore else GitignoreLayers()
+    layers_of: dict[str, GitignoreLayers] = {top_real: outer}
     top_display = _display(top)
     walked: set[tuple[int, int]] = set()
     # (display prefix, path to open, resolved path) of directories still to list, in reverse order
@@ -142,6 +140,9 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
         if (st.st_dev, st.st_ino) in walked:  # reached again through a link: a loop or a duplicate
             continue
         walked.add((st.st_dev, st.st_ino))
+        layers = layers_of.pop(dir_real, outer)
+        if respect_gitignore:
+            layers = layers.enter(dir_real)
         subdirs: list[tuple[str, str, str]] = []
         for e in entries:
             name = e.name
@@ -160,8 +161,11 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
                 if is_link and not roots.follow:
                     continue  # it points inside: its files are reached through the real directory
                 real = str(_resolve(Path(e.path))) if is_link else f"{dir_real}/{name}"
-                if _excluded(_rel_to(real, root_real, prefix + name), excludes):
+                if _excluded(_rel_to(real, root_real, prefix + name), excludes, is_dir=True):
                     continue
+                if layers.ignored(f"{dir_real}/{name}", is_dir=True):
+                    continue
+                layers_of[real] = layers
                 subdirs.append((f"{prefix}{printable(name)}/", e.path, real))
                 continue
             if not name.lower().endswith(EXTENSIONS):
@@ -175,6 +179,8 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
             else:
                 real = f"{dir_real}/{name}"
             if _excluded(_rel_to(real, root_real, prefix + name), excludes):
+                continue
+            if layers.ignored(f"{dir_real}/{name}"):
                 continue
             if real not in seen:
                 seen.add(real)

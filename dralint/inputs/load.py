@@ -526,13 +526,23 @@ def _yaml_error_problem(sf: SourceFile, err: yaml.YAMLError, offset_line: int = 
         line, col = mark.line + 1 + offset_line, mark.column + 1
     else:
         line, col = 1 + offset_line, 1
+    opened_at = ""
+    opened = getattr(err, "context_mark", None)
+    if context and opened is not None and mark is not opened:
+        # the error is where the parser gave up, often far below the `[`, `{` or quote left open:
+        # say where that construct started, which is where the fix usually is
+        what = re.sub(r"^while (?:parsing|scanning) (?:an? )?", "", str(context))
+        start_line, start_col = opened.line + 1 + offset_line, opened.column + 1
+        if (start_line, start_col) != (line, col):
+            msg = _QUOTED.sub(_redact, str(problem))
+            opened_at = f" (in the {what} that starts at line {start_line}, column {start_col})"
     code = "DRA001"
     if "maximum nesting depth" in msg:
         code = "DRA005"
         msg = f"nesting too deep for the YAML parser ({msg})"
     elif "\t" in sf.line_text(line)[: max(col, 1)] and "cannot start any token" in msg:
         msg += " (tab characters cannot be used for indentation in YAML)"
-    return LoadProblem(code, f"YAML syntax error: {msg} at line {line}, column {col}",
+    return LoadProblem(code, f"YAML syntax error: {msg} at line {line}, column {col}{opened_at}",
                        Span(line, col, line, col + 1))
 
 
@@ -615,6 +625,20 @@ def _json_fallback(sf: SourceFile) -> bool:
     return True
 
 
+def _json_syntax_problem(sf: SourceFile) -> LoadProblem | None:
+    """DRA001 for a `.json` file that is not one JSON value, at the decoder's line and column."""
+    try:
+        json.loads(sf.text.removeprefix("\ufeff"))  # one value per file, as the YAML path reads it
+    except json.JSONDecodeError as e:
+        # e.msg is the decoder's own words ("Expecting value"); never str(e) with file text
+        line, col = e.lineno, e.colno
+        return LoadProblem("DRA001", f"JSON syntax error: {e.msg} at line {line}, column {col}",
+                           Span(line, col, line, col + 1))
+    except (RecursionError, ValueError):
+        return None  # too deep for the decoder: the YAML path applies its nesting limit and says so
+    return None
+
+
 def _plain_to_located(data: Any, s: int, e: int) -> Any:
     """Wrap JSON data without positions: every node points at the whole document."""
     if isinstance(data, dict):
@@ -673,6 +697,13 @@ def _load_bytes(path: str, raw: bytes, limits: Limits) -> SourceFile:
         tp = _template_problem(sf, block_lines, inline)
         if tp is not None:
             sf.problems.append(tp)
+            return sf
+    if sf.is_json and text.lstrip("\ufeff \t\r\n")[:1] in ("{", "["):
+        # kubectl decodes a file that starts with `{` or `[` as JSON: YAML accepts much that JSON
+        # does not (a trailing comma, `"b": }`), so a YAML parse would call a broken file fine
+        bad = _json_syntax_problem(sf)
+        if bad is not None:
+            sf.problems.append(bad)
             return sf
     try:
         sf.documents = _compose(sf, text, 0, limits)
