@@ -17,7 +17,8 @@ enforces the same limit at run time. The model, as cel-go's:
   unbounded cost, as the API server estimates it (``"a,b".split(",").join("-")`` is refused);
 - ``&&``/``||`` cost both sides, a conditional the condition plus the dearer branch;
 - a list literal costs 10 plus its elements, a map literal 30 plus its entries;
-- a comprehension costs its range plus (size of the range × (cost of one iteration + 2));
+- a comprehension costs as its expansion in cel-go: range + accumulator + result + size of the range ×
+  (loop condition + step), see `_MACRO_LOOP`;
 - ``has()`` costs only its operand (Kubernetes keeps the pre-0.17.7 presence-test cost of 0).
 
 Sizes come from literals, from concatenation and from the limits Kubernetes declares for the
@@ -75,6 +76,22 @@ def _per_char(size: int, factor: float) -> int:
     """``factor`` units per character of ``size``; an unbounded size stays unbounded (not a tenth of it)."""
     return UNBOUNDED if size >= UNBOUNDED else math.ceil(factor * size)
 
+
+
+#: cel-go estimates a macro as its expansion: range + accumulator init + result + size x (loop
+#: condition + step), each node at its own price (identifier 1, call 1, `&&`/`||` free, list literal
+#: 10, map literal 30). Per macro: (init + result, condition + the step's own nodes); the step's
+#: predicate/transform comes on top. E.g. `exists`: init `false` 0, result `__result__` 1, condition
+#: `@not_strictly_false(!__result__)` 3, step `__result__ || p` 1 + p; `map`: init `[]` 10, result 1,
+#: condition `true` 0, step `__result__ + [f]` 12 + f; `filter`: step `p ? __result__ + [x] : __result__`.
+_MACRO_LOOP: dict[str, tuple[int, int]] = {
+    "all": (1, 3), "all2": (1, 3),
+    "exists": (1, 4), "exists2": (1, 4),
+    "exists_one": (2, 2), "existsOne2": (2, 2),
+    "map": (11, 12), "transformList": (11, 12),
+    "filter": (11, 13),
+    "transformMap": (31, 3), "transformMapEntry": (31, 2),
+}
 
 class Estimator:
     def __init__(self, types: dict[int, ty.T]) -> None:
@@ -190,6 +207,10 @@ class Estimator:
             self.scopes.pop()
         if n.macro in ("optMap", "optFlatMap"):
             return _cap(cr + body + 2), size
+        loop = _MACRO_LOOP.get(n.macro)
+        if loop is not None:
+            fixed, per_iteration = loop
+            return _cap(cr + fixed + size * (per_iteration + body)), size
         factor = size
         if n.macro == "sortBy":
             factor = size * max(1, math.ceil(math.log2(max(size, 2))))
@@ -213,7 +234,9 @@ class Estimator:
                 # (the 1.35 API server refuses `type(device.driver) == string` as too costly)
                 return UNBOUNDED, 1
             if t0.kind in ("string", "bytes", "list", "map", "dyn", "any"):
-                return _cap(arg_cost + max(1, _per_char(min(sizes), 0.1))), 1
+                # cel-go: 0.1 per character of the shorter side, so a comparison with "" costs nothing
+                return _cap(arg_cost + (_per_char(min(sizes), 0.1) if min(sizes) == 0
+                                        else max(1, _per_char(min(sizes), 0.1)))), 1
             return _cap(arg_cost + 1), 1
         if fn == "_+_":
             total = sizes[0] + sizes[1]
@@ -233,7 +256,8 @@ class Estimator:
         if fn == "lists.range":
             arg = n.args[0] if n.args else None
             k = arg.value if isinstance(arg, Lit) and arg.kind == "int" else UNBOUNDED
-            return _cap(arg_cost + max(int(k), 0) + 1), max(int(k), 0)
+            # cel-go's lists extension: a list built of k elements (the list base cost 10, 1 per element, the call)
+            return _cap(arg_cost + max(int(k), 0) + 11), max(int(k), 0)
         if fn.startswith("sets."):
             return _cap(arg_cost + sizes[0] * sizes[1] + 1), 1
         if fn in ("sort", "distinct"):

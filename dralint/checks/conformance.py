@@ -339,7 +339,7 @@ def _conversion_fix(obj: K8sObject, lc: Lifecycle) -> tuple[Fix | None, str]:
             f"; use resource.k8s.io/{target} (the fix converts it)")
 
 
-@rule("DRA102", needs="dra")
+@rule("DRA102", needs="dra", shape="written")
 def api_version_not_served(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     if obj.group != GROUP or not obj.kind:
         return
@@ -387,7 +387,7 @@ def api_version_not_served(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     yield Violation(f"{kind} {gv} is not served: {why}{advice}", ("apiVersion",), on="value", fix=fix)
 
 
-@rule("DRA103", needs="dra")
+@rule("DRA103", needs="dra", shape="written")
 def api_version_deprecated(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     if obj.group != GROUP or not obj.kind:
         return
@@ -410,7 +410,7 @@ def api_version_deprecated(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
 # DRA108 / DRA109
 
 
-@rule("DRA108", kinds=CLAIM_KINDS)
+@rule("DRA108", kinds=CLAIM_KINDS, shape="written")
 def beta_shape_in_v1(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     base = CLAIM_SPEC_BASE.get(obj.kind or "")
     reqs = k8s.get(obj.data, *(base or ()), "devices", "requests")
@@ -446,7 +446,7 @@ def beta_shape_in_v1(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
         )
 
 
-@rule("DRA109", kinds=("ResourceClaimTemplate",))
+@rule("DRA109", kinds=("ResourceClaimTemplate",), shape="written")
 def template_spec_not_nested_rule(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     fields = template_spec_not_nested(obj)
     if not fields:

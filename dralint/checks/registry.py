@@ -26,6 +26,9 @@ Scope = Literal["object", "file", "values"]
 #: resource.k8s.io object (a tuple: any of them)
 Need = Literal["pod", "claims", "dra"]
 Needs = Need | tuple[Need, ...]
+#: what an object rule judges: the object as meant (shape mistakes corrected, unknown versions
+#: converted) or as written (the rules about the version and shape themselves)
+Shape = Literal["intended", "written"]
 
 
 @dataclass
@@ -57,13 +60,23 @@ REGISTRY: dict[str, RuleImpl] = {}
 
 
 def rule(
-    code: str, *, scope: Scope = "object", kinds: tuple[str, ...] | None = None, needs: Needs | None = None
+    code: str, *, scope: Scope = "object", kinds: tuple[str, ...] | None = None, needs: Needs | None = None,
+    shape: Shape = "intended",
 ) -> Callable[[CheckFn], CheckFn]:
+    """Register ``fn`` for ``code``. An object rule judges the object as its author meant it
+    (`dralint.checks.intended`) unless it says ``shape="written"`` (it judges the shape itself)."""
+
     def deco(fn: CheckFn) -> CheckFn:
-        if code in REGISTRY and REGISTRY[code].fn is not fn:
-            raise RuntimeError(f"rule {code} registered twice ({REGISTRY[code].fn.__qualname__}, {fn.__qualname__})")
+        known = REGISTRY.get(code)
+        if known is not None and getattr(known.fn, "__wrapped__", known.fn) is not fn:
+            raise RuntimeError(f"rule {code} registered twice ({known.fn.__qualname__}, {fn.__qualname__})")
         wants = (needs,) if isinstance(needs, str) else needs
-        REGISTRY[code] = RuleImpl(code, fn, scope, frozenset(kinds) if kinds else None, wants)
+        run = fn
+        if scope == "object" and shape == "intended":
+            from dralint.checks.intended import on_intended  # imports this module: bound at first use
+
+            run = on_intended(fn)
+        REGISTRY[code] = RuleImpl(code, run, scope, frozenset(kinds) if kinds else None, wants)
         return fn
 
     return deco

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dralint.checks.registry import Context, rule
-from dralint.inputs import dra
+from dralint.inputs import dra, intended
 from dralint.inputs.index import K8sObject, same_namespace
 from dralint.knowledge import k8s, workloads
 from dralint.model import Applicability, Edit, Fix, JsonPath, Severity, Violation, same, to_plain
@@ -133,6 +133,8 @@ def known_classes(ctx: Context) -> set[str]:
 def unknown_device_class(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     from dralint.knowledge.classes import explain_missing, unknown_driver_of
 
+    # the references are collected over the file's indexed objects, this one among them
+    obj = intended.written(obj)
     known = known_classes(ctx)
     refs = _missing_class_refs(obj, ctx, known)
     for dc, where in refs.items():

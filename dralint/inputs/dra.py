@@ -8,10 +8,12 @@ v1alpha3/v1beta1 requests are flat (``{name, deviceClassName, count, ...}``). Ru
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from dralint.inputs import intended
 from dralint.inputs.index import Index, K8sObject
 from dralint.knowledge import k8s
 from dralint.model import JsonPath
@@ -72,12 +74,26 @@ def claim_spec_path(obj_kind: str | None) -> JsonPath:
 
 
 def claim_spec(obj: K8sObject) -> dict[str, Any] | None:
-    spec = k8s.get(obj.data, *claim_spec_path(obj.kind))
+    """The claim spec as the author meant it (a template's misplaced ``spec.devices`` included, see
+    `dralint.inputs.intended`)."""
+    view = intended.shape_view(obj)
+    spec = k8s.get((view.obj if view is not None else obj).data, *claim_spec_path(obj.kind))
     return spec if isinstance(spec, dict) else None
 
 
 def requests(obj: K8sObject) -> Iterator[Request]:
-    """Every device request of a ResourceClaim or ResourceClaimTemplate."""
+    """Every device request of a ResourceClaim or ResourceClaimTemplate, read in the shape the author
+    meant (`dralint.inputs.intended`: DRA108/DRA109 mistakes corrected), with paths into ``obj``."""
+    view = intended.shape_view(obj)
+    if view is None:
+        yield from _requests(obj)
+        return
+    for r in _requests(view.obj):
+        alts = tuple(dataclasses.replace(a, path=view.origin(a.path)[0]) for a in r.alternatives)
+        yield dataclasses.replace(r, path=view.origin(r.path)[0], alternatives=alts)
+
+
+def _requests(obj: K8sObject) -> Iterator[Request]:
     base = claim_spec_path(obj.kind)
     reqs = k8s.get(obj.data, *base, "devices", "requests")
     if not isinstance(reqs, list):
