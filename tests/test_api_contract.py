@@ -83,7 +83,9 @@ def test_migrate_text_returns_the_text_and_the_summary() -> None:
     got = dralint.migrate_text(POD.replace("  resourceClaims:\n  - name: unused\n    resourceClaimTemplateName: "
                                            "somewhere\n", ""))
     assert got.changed
-    assert "nvidia.com/gpu" not in got.text
+    # the limit is gone; what remains of the name is the toleration migrate adds for the GPU taint
+    assert "nvidia.com/gpu:" not in got.text and "key: nvidia.com/gpu" in got.text
+    assert got.summary["summary"]["tolerations_added"] == 1
     assert "kind: ResourceClaimTemplate" in got.text and "name: trainer-gpu" in got.text
     assert got.summary["summary"]["migrated"] == 1
     json.dumps(got.summary)
