@@ -43,7 +43,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                               "tests/test_cel_format_check.py", "tests/test_cel_apiserver_bank.py",
                               "tests/test_survivors.py"]),
     "migrate": (["dralint/migrate"], ["tests/test_migrate.py", "tests/test_survivors.py"]),
-    "inventory": (["dralint/cel/inventory.py"], ["tests/test_inventory.py", "tests/test_rollout.py"]),
+    "inventory": (["dralint/cel/inventory.py"], ["tests/test_inventory.py", "tests/test_rollout.py",
+                                                "tests/test_mutants_inventory.py"]),
 }
 #: `cel` means the CEL engine; the inventory evaluator is its own package here
 EXCLUDE = {"cel": ["dralint/cel/inventory.py"]}
