@@ -35,7 +35,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     "engine": (["dralint/engine"], ["tests/test_engine.py", "tests/test_cache.py",
                                     "tests/test_survivors.py", "tests/test_rule_examples.py"]),
     "fix": (["dralint/fix"], ["tests/test_fixer.py", "tests/test_fix_gates.py", "tests/test_fix_examples.py",
-                              "tests/test_json_files.py"]),
+                              "tests/test_json_files.py", "tests/test_mutants_fix.py"]),
     "checks": (["dralint/checks"], ["tests/test_rule_examples.py", "tests/test_conformance.py",
                                     "tests/test_driver_rules.py", "tests/test_rollout.py", "tests/test_metadata.py",
                                     "tests/test_admission.py", "tests/test_dra307_refusals.py"]),
