@@ -32,8 +32,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 #: package -> (files to mutate, relative to the repository; tests that cover them)
 PACKAGES: dict[str, tuple[list[str], list[str]]] = {
-    "engine": (["dralint/engine"], ["tests/test_engine.py", "tests/test_cache.py",
-                                    "tests/test_survivors.py", "tests/test_rule_examples.py"]),
+    "engine": (["dralint/engine"], ["tests/test_engine.py", "tests/test_cache.py", "tests/test_render.py",
+                                    "tests/test_survivors.py", "tests/test_rule_examples.py",
+                                    "tests/test_mutants_engine.py"]),
     "fix": (["dralint/fix"], ["tests/test_fixer.py", "tests/test_fix_gates.py", "tests/test_fix_examples.py",
                               "tests/test_json_files.py", "tests/test_mutants_fix.py"]),
     "checks": (["dralint/checks"], ["tests/test_rule_examples.py", "tests/test_conformance.py",
