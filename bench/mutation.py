@@ -43,7 +43,8 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
     "cel": (["dralint/cel"], ["tests/test_cel.py", "tests/test_cel_conformance.py", "tests/test_cel_overloads.py",
                               "tests/test_cel_format_check.py", "tests/test_cel_apiserver_bank.py",
                               "tests/test_survivors.py"]),
-    "migrate": (["dralint/migrate"], ["tests/test_migrate.py", "tests/test_survivors.py"]),
+    "migrate": (["dralint/migrate"], ["tests/test_migrate.py", "tests/test_survivors.py",
+                                      "tests/test_mutants_migrate.py"]),
     "inventory": (["dralint/cel/inventory.py"], ["tests/test_inventory.py", "tests/test_rollout.py",
                                                 "tests/test_mutants_inventory.py"]),
 }
