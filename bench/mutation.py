@@ -1,7 +1,8 @@
 """Mutation testing per package, with mutmut's mutation operators and the tests that cover each package.
 
-    .venv/bin/pip install 'mutmut==2.5.1'
-    DRALINT_SHARED=/work/shared nice -n 15 .venv/bin/python bench/mutation.py --package fix --every 10
+    .venv/bin/pip install 'mutmut==2.5.1' coverage
+    DRALINT_SHARED=/work/shared nice -n 15 .venv/bin/python bench/mutation.py --package fix --every 88
+    .venv/bin/python bench/mutation.py --package fix --mutant 440 --tests tests/test_mutants_fix.py  # check a new test
 
 Not part of CI: a full run takes hours on a small machine. mutmut 2.x is used as a library (its
 `list_mutations` / `mutate`), because its own runner mutates one tree for every package with one
@@ -10,9 +11,12 @@ sampled deterministically: ``--every K`` takes mutant 0, K, 2K, … of the packa
 order (``--offset`` shifts the start), so two runs with the same options test the same mutants.
 
 Mutants are applied to a copy of the repository in a temporary directory (never to the working
-tree); a mutant is *killed* when the tests fail or time out (3x the unmutated run, at least 60 s),
-*survived* otherwise. Survivors are printed with their diff; review them: kill each with a test, or
-list it in bench/mutation-equivalent.md with the reason it cannot change behaviour.
+tree). One coverage run with a context per test maps each line to the tests that execute it, and a
+mutant runs only those (``--no-coverage``: the whole list); a line no test executes is reported
+*uncovered* (a survivor, without a run). A mutant is *killed* when its tests fail or time out (3x
+the unmutated run, at least 20 s), *survived* otherwise. Survivors are printed with their diff;
+review them: kill each with a test, or list it in bench/mutation-equivalent.md with the reason it
+cannot change behaviour.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ PACKAGES: dict[str, tuple[list[str], list[str]]] = {
                                     "tests/test_mutants_checks.py"]),
     "cel": (["dralint/cel"], ["tests/test_cel.py", "tests/test_cel_conformance.py", "tests/test_cel_overloads.py",
                               "tests/test_cel_format_check.py", "tests/test_cel_apiserver_bank.py",
-                              "tests/test_survivors.py"]),
+                              "tests/test_survivors.py", "tests/test_mutants_cel.py"]),
     "migrate": (["dralint/migrate"], ["tests/test_migrate.py", "tests/test_survivors.py",
                                       "tests/test_mutants_migrate.py"]),
     "inventory": (["dralint/cel/inventory.py"], ["tests/test_inventory.py", "tests/test_rollout.py",
