@@ -526,8 +526,9 @@ class _Planner:
             name = word if len(group) == 1 else _label(f"{word}-{u.container.name}")
             k = 2
             base_name = name
-            while name in used:
-                name, k = f"{base_name}-{k}", k + 1
+            while name in used:  # the suffix goes inside the 63-character limit of a request name
+                suffix = f"-{k}"
+                name, k = _label(base_name, 63 - len(suffix)) + suffix, k + 1
             used.add(name)
             out.append(_Request(name, u, count, dc, sels, "mig" if res.kind == "mig" or res.profile else "gpu"))
         return out
