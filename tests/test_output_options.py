@@ -210,3 +210,31 @@ def test_check_draws_the_bar_on_a_terminal_for_a_large_run(
     assert main(["check", "--isolated", "--no-cache", "-j", "1", "."]) == 0
     drawn = fake.getvalue()
     assert "/420 files" in drawn and "420/420 files 100%" in drawn
+
+
+def test_migrate_draws_the_same_bar_from_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 205 clean files and one GPU pod: the bar covers the lint pass at once, then the file migrate changes
+    for i in range(205):
+        (tmp_path / f"cm{i}.yaml").write_text(CLEAN.replace("name: c", f"name: c{i}"), encoding="utf-8")
+    (tmp_path / "pod.yaml").write_text(GPU_POD, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TERM", "xterm")
+    fake = _Tty()
+    monkeypatch.setattr("sys.stderr", fake)
+    main(["migrate", "--isolated", "--no-cache", "-j", "1", "--dry-run", "."])
+    drawn = fake.getvalue()
+    assert "0/206 files checked" in drawn and "206/206 files checked 100%" in drawn
+    assert "206/206 files migrated 100%" in drawn
+
+
+def test_migrate_draws_no_bar_when_told_not_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(205):
+        (tmp_path / f"cm{i}.yaml").write_text(CLEAN.replace("name: c", f"name: c{i}"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TERM", "xterm")
+    fake = _Tty()
+    monkeypatch.setattr("sys.stderr", fake)
+    main(["migrate", "--isolated", "--no-cache", "--no-progress", "--dry-run", "."])
+    assert "files" not in fake.getvalue()

@@ -14,15 +14,15 @@ from typing import Any
 import click
 
 from dralint.cli.options import build_run_config, common_lint_options  # the same config as `check`
+from dralint.engine import progress
 from dralint.engine.config import ConfigError
 from dralint.fix.write import atomic_write, unified_diff
 from dralint.migrate.records import MigrateOptions, MigrationReport, WorkloadReport
 from dralint.migrate.run import migrate_paths, parse_class_map
 from dralint.report.escaping import echo_err, json_text, log_guard, visible
+from dralint.report.progress import MIN_FILES, Bar, wanted
 
 EXIT_OK, EXIT_CHANGES, EXIT_USAGE = 0, 1, 2
-#: show a progress bar on a terminal from this many files on
-PROGRESS_MIN_FILES = 20
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
@@ -133,25 +133,29 @@ def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> i
         stdin = (kw.get("stdin_filename") or "-", sys.stdin.buffer.read())
     elif not targets:
         targets = ["."]
-    bar: Any = None
+    # the same bar as `check` and `fix`: it starts as soon as the files are read, the engine advances it
+    # through the lint pass, then the apply pass restarts it for the files that get migrated
+    listener = None
+    if a.progress or (a.progress is None and wanted(sys.stderr)):
+        listener = Bar(sys.stderr, min_files=0 if a.progress else MIN_FILES)
+    total = 0
+    applying = False
 
     def loaded(n: int) -> None:
-        nonlocal bar
-        tty = sys.stderr.isatty()
-        if a.progress or (a.progress is None and tty and n >= PROGRESS_MIN_FILES):
-            bar = click.progressbar(length=n, label="Migrating", file=sys.stderr)
-            bar.__enter__()
+        nonlocal total
+        total = n
+        progress.start(n, "files checked")  # the engine advances it as each target is linted
 
     def step(n: int) -> None:
-        if bar is not None:
-            bar.update(n)
+        nonlocal applying
+        if not applying:
+            applying = True
+            progress.start(total, "files migrated")
+        progress.advance(n)
 
-    try:
+    with progress.listening(listener):
         report = migrate_paths(targets, cfg, opts, kw.get("context") or (), stdin,
                                bool(kw.get("follow_symlinks")), step, loaded)
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
     code = EXIT_OK
     for m in report.missing:
         echo_err(f"dralint: error: {m}: no such file or directory")
