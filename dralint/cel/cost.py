@@ -9,7 +9,9 @@ enforces the same limit at run time. The model, as cel-go's:
   ``+`` on strings 0.1 per character of the result, ``contains``/``startsWith``/``endsWith`` and the
   other string functions 0.1 per character, ``matches``/``find``/``findAll`` ``(0.1 × (len(s)+1)) ×
   (0.25 × len(regex))``, ``in`` on a list one unit per element, list functions one unit per element
-  (``sort``/``sortBy`` n·log n, ``distinct`` and the ``sets`` functions n·m);
+  (the ``sets`` functions n·m; the lists extension as cel-go's ``ext/lists.go``, see `_LIST_FACTOR`);
+- the IP/CIDR/URL library calls as Kubernetes' ``library/cost.go``, see `_LIBRARY_CALLS`;
+- ``cel.bind`` as its cel-go expansion: an empty list literal (10), the initialiser once, the body;
 - the functions that build strings follow Kubernetes' ``library/cost.go``: ``split`` and
   ``replace`` cost 0.2 per input character, ``join`` 0.1 per character of its result, and their
   result sizes are worst cases (``replace`` from the shortest match and the longest replacement).
