@@ -9,7 +9,9 @@ enforces the same limit at run time. The model, as cel-go's:
   ``+`` on strings 0.1 per character of the result, ``contains``/``startsWith``/``endsWith`` and the
   other string functions 0.1 per character, ``matches``/``find``/``findAll`` ``(0.1 × (len(s)+1)) ×
   (0.25 × len(regex))``, ``in`` on a list one unit per element, list functions one unit per element
-  (``sort``/``sortBy`` n·log n, ``distinct`` and the ``sets`` functions n·m);
+  (the ``sets`` functions n·m; the lists extension as cel-go's ``ext/lists.go``, see `_LIST_FACTOR`);
+- the IP/CIDR/URL library calls as Kubernetes' ``library/cost.go``, see `_LIBRARY_CALLS`;
+- ``cel.bind`` as its cel-go expansion: an empty list literal (10), the initialiser once, the body;
 - the functions that build strings follow Kubernetes' ``library/cost.go``: ``split`` and
   ``replace`` cost 0.2 per input character, ``join`` 0.1 per character of its result, and their
   result sizes are worst cases (``replace`` from the shortest match and the longest replacement).
@@ -58,13 +60,43 @@ MAX_DRIVER = 63
 _LINEAR_STRING = frozenset({
     "contains", "startsWith", "endsWith", "lowerAscii", "upperAscii", "trim", "replace", "split", "substring",
     "charAt", "indexOf", "lastIndexOf", "join", "format", "strings.quote", "quantity", "isQuantity", "semver",
-    "isSemver", "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "validate", "string", "bytes", "int", "uint",
-    "double", "bool",
+    "isSemver", "isURL", "isIP", "isCIDR", "validate", "string", "bytes",
 })
 _LINEAR_LIST = frozenset({
-    "isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "includes", "slice", "flatten", "reverse", "first",
-    "last", "join",
+    "isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "includes", "join",
 })
+
+#: The library calls whose cost is a fixed amount plus a factor per character of one argument, as
+#: Kubernetes' ``library/cost.go`` estimates them: name -> (fixed units, units per character, which
+#: argument is measured: 0 the receiver or the only argument of a global call, 1 the first argument
+#: of a receiver call, None for no argument). Such a call costs its arguments plus
+#: ``fixed + ceil(factor × size)`` and nothing for the dispatch. The conversions ``int``/``uint``/
+#: ``double``/``bool`` are not here: cel-go gives them the plain call cost 1.
+#: ``containsIP``/``containsCIDR`` compare two addresses of at most 16 bytes each (ceil(0.1 × 32) = 4);
+#: ``containsCIDR`` masks the prefix first (ceil(0.1 × 16) + 1 more).
+_LIBRARY_CALLS: dict[str, tuple[int, float, int | None]] = {
+    "url": (0, 0.1, 0),
+    "ip": (0, 0.1, 0),
+    "cidr": (0, 0.1, 0),
+    "ip.isCanonical": (0, 0.2, 0),
+    "containsIP": (4, 0.1, 1),
+    "containsCIDR": (7, 0.1, 1),
+    "masked": (1, 0.0, None), "prefixLength": (1, 0.0, None), "family": (1, 0.0, None),
+    "isUnspecified": (1, 0.0, None), "isLoopback": (1, 0.0, None), "isLinkLocalMulticast": (1, 0.0, None),
+    "isLinkLocalUnicast": (1, 0.0, None), "isGlobalUnicast": (1, 0.0, None),
+}
+
+#: cel-go's lists extension (``ext/lists.go``): each call allocates a list (10) and dispatches (1),
+#: and costs ``factor`` per element of a size that depends on the function: the result's length for
+#: ``slice``/``lists.range``/``reverse``, the receiver's for ``flatten`` (× the depth), and the
+#: receiver's length squared for ``distinct``/``sort`` (a worst-case pairwise comparison, 0.1 more
+#: for string or bytes elements in ``sort``). cel-go also takes that squared size as the result's
+#: length. ``first``/``last`` are not here: they cost the plain call 1.
+_LIST_FACTOR: dict[str, float] = {
+    "slice": 1.0, "lists.range": 1.0, "reverse": 1.0, "flatten": 1.0, "distinct": 2.0, "sort": 2.0,
+}
+_LIST_SQUARED = frozenset({"distinct", "sort"})
+_LIST_CALL_BASE = 11
 _REGEX = frozenset({"matches", "find", "findAll"})
 
 
@@ -142,7 +174,9 @@ class Estimator:
                 cb, sb = self.estimate(n.body)
             finally:
                 self.scopes.pop()
-            return _cap(ci + cb), sb
+            # cel-go expands cel.bind to a loop over an empty list literal (10), binding the
+            # variable as the accumulator: the initialiser is charged once
+            return _cap(10 + ci + cb), sb
         if isinstance(n, Comprehension):
             return self._comprehension(n)
         if isinstance(n, Call):
@@ -211,11 +245,20 @@ class Estimator:
         if loop is not None:
             fixed, per_iteration = loop
             return _cap(cr + fixed + size * (per_iteration + body)), size
-        factor = size
         if n.macro == "sortBy":
-            factor = size * max(1, math.ceil(math.log2(max(size, 2))))
-        cost = cr + factor * (body + 2)
-        return _cap(cost), size
+            return self._sort_by(n, cr, size, body)
+        return _cap(cr + size * (body + 2)), size  # pragma: no cover - every macro is handled above
+
+    def _sort_by(self, n: Comprehension, target_cost: int, size: int, key_cost: int) -> tuple[int, int]:
+        """cel-go expands ``l.sortBy(x, k)`` to ``cel.bind(v, l, v.@sortByAssociatedKeys(v.map(x, k)))``:
+        the bind's empty list (10) and initialiser, the variable (1), the map over it, and the sort
+        of the keys, priced as `sort` (2, or 2.1 for string keys, per squared key count, plus 11)."""
+        fixed, per_iteration = _MACRO_LOOP["map"]
+        keys = _cap(1 + fixed + size * (per_iteration + key_cost))
+        factor = 2.1 if self.typ(n.args[-1]).kind in ("string", "bytes") else 2.0
+        squared = _cap(size * size)
+        sort = _cap(_LIST_CALL_BASE + _per_char(squared, factor))
+        return _cap(10 + target_cost + 1 + keys + sort), squared
 
     def _call(self, n: Call) -> tuple[int, int]:
         fn = n.fn
@@ -253,17 +296,14 @@ class Estimator:
             str_cost = math.ceil(0.1 * (sizes[0] + 1))
             regex_cost = math.ceil(0.25 * sizes[1])
             return _cap(arg_cost + str_cost * max(regex_cost, 1)), sizes[0] if fn != "matches" else 1
-        if fn == "lists.range":
-            arg = n.args[0] if n.args else None
-            k = arg.value if isinstance(arg, Lit) and arg.kind == "int" else UNBOUNDED
-            # cel-go's lists extension: a list built of k elements (the list base cost 10, 1 per element, the call)
-            return _cap(arg_cost + max(int(k), 0) + 11), max(int(k), 0)
+        if fn in _LIST_FACTOR and (n.target is not None or fn == "lists.range"):
+            return self._list_call(n, sizes, arg_cost)
         if fn.startswith("sets."):
             return _cap(arg_cost + sizes[0] * sizes[1] + 1), 1
-        if fn in ("sort", "distinct"):
-            s = sizes[0]
-            extra = s * s if fn == "distinct" else s * max(1, math.ceil(math.log2(max(s, 2))))
-            return _cap(arg_cost + extra + 1), s
+        if fn in _LIBRARY_CALLS:
+            fixed, factor, which = _LIBRARY_CALLS[fn]
+            measured = 0 if which is None or which >= len(sizes) else _per_char(sizes[which], factor)
+            return _cap(arg_cost + fixed + measured), UNBOUNDED if self.typ(n).kind == "string" else 1
         if fn in ("startsWith", "endsWith") and n.target is not None and len(sizes) == 2:
             return _cap(arg_cost + max(1, _per_char(sizes[1], 0.1))), 1  # cel-go: the prefix's length only
         if fn == "contains" and n.target is not None and len(sizes) == 2 and self.typ(parts[0]).kind == "string":
@@ -280,7 +320,32 @@ class Estimator:
             return _cap(arg_cost + max(1, _per_char(sum(sizes), 0.1))), sizes[0]
         if fn == "size":
             return _cap(arg_cost + 1), 1
-        return _cap(arg_cost + 1), sizes[0] if sizes and fn in ("dyn", "value", "orValue") else 1
+        if sizes and fn in ("dyn", "value", "orValue"):
+            return _cap(arg_cost + 1), sizes[0]
+        # cel-go knows no result size for other calls: a string or list result (`getHost()`) is
+        # of unknown length, so comparing it costs as much as the other side allows
+        return _cap(arg_cost + 1), UNBOUNDED if self.typ(n).kind in ("string", "bytes", "list") else 1
+
+    def _list_call(self, n: Call, sizes: list[int], arg_cost: int) -> tuple[int, int]:
+        """(cost, result size) of a lists-extension call, see `_LIST_FACTOR`."""
+        fn = n.fn
+        factor = _LIST_FACTOR[fn]
+        if fn == "lists.range":
+            size = _literal_int(n.args[0] if n.args else None, UNBOUNDED)
+        elif fn == "slice":
+            start = _literal_int(n.args[0] if n.args else None, 0)
+            end = _literal_int(n.args[1] if len(n.args) > 1 else None, sizes[0])
+            size = max(end - start, 0)
+        else:
+            size = sizes[0]
+        if fn == "flatten" and n.args:
+            factor = float(_literal_int(n.args[0], UNBOUNDED))
+        if fn in _LIST_SQUARED:
+            size = _cap(size * size)
+            if fn == "sort" and _element_kind(self.typ(n.target) if n.target is not None else ty.DYN) in (
+                    "string", "bytes"):
+                factor += 0.1
+        return _cap(arg_cost + _LIST_CALL_BASE + _per_char(size, factor)), size
 
     def _builder(self, fn: str, n: Call, sizes: list[int], arg_cost: int) -> tuple[int, int] | None:
         """(cost, result size) of the string functions whose result can outgrow their input, as
@@ -315,6 +380,17 @@ class Estimator:
             size = 0 if s == 0 else UNBOUNDED  # the elements' length is unknown (see the module docstring)
             return _cap(arg_cost + _per_char(size, 0.1)), size
         return None
+
+
+def _literal_int(node: Node | None, default: int) -> int:
+    """A non-negative integer literal's value, else ``default`` (cel-go reads constants only)."""
+    if isinstance(node, Lit) and node.kind in ("int", "uint") and int(node.value) >= 0:
+        return int(node.value)
+    return default
+
+
+def _element_kind(t: ty.T) -> str:
+    return t.params[0].kind if t.kind == "list" and t.params else "dyn"
 
 
 def estimate(root: Node, types: dict[int, ty.T]) -> int:
