@@ -60,7 +60,7 @@ MAX_DRIVER = 63
 _LINEAR_STRING = frozenset({
     "contains", "startsWith", "endsWith", "lowerAscii", "upperAscii", "trim", "replace", "split", "substring",
     "charAt", "indexOf", "lastIndexOf", "join", "format", "strings.quote", "quantity", "isQuantity", "semver",
-    "isSemver", "isURL", "isIP", "isCIDR", "validate", "string", "bytes",
+    "isSemver", "isURL", "isIP", "isCIDR", "string", "bytes",
 })
 _LINEAR_LIST = frozenset({
     "isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "includes", "join",
@@ -98,6 +98,10 @@ _LIST_FACTOR: dict[str, float] = {
 _LIST_SQUARED = frozenset({"distinct", "sort"})
 _LIST_CALL_BASE = 11
 _REGEX = frozenset({"matches", "find", "findAll"})
+#: A named format's ``validate(s)`` is priced by Kubernetes as a regular-expression match of ``s``
+#: (0.1 a character) against an expression as long as the longest named format's
+#: (``MaxNameFormatRegexSize``, 128 characters at 0.25 each), whatever the format.
+_FORMAT_REGEX_COST = math.ceil(128 * 0.25)
 
 
 def _cap(x: float) -> int:
@@ -300,6 +304,9 @@ class Estimator:
             return self._list_call(n, sizes, arg_cost)
         if fn.startswith("sets."):
             return _cap(arg_cost + sizes[0] * sizes[1] + 1), 1
+        if fn == "validate" and n.target is not None and len(sizes) == 2:
+            str_cost = _per_char(sizes[1], 0.1)
+            return _cap(arg_cost + (str_cost * _FORMAT_REGEX_COST if str_cost != UNBOUNDED else UNBOUNDED)), 1
         if fn in _LIBRARY_CALLS:
             fixed, factor, which = _LIBRARY_CALLS[fn]
             measured = 0 if which is None or which >= len(sizes) else _per_char(sizes[which], factor)
