@@ -124,7 +124,10 @@ def test_helm_chart_sarif_points_at_the_template(fixtures: Path, monkeypatch: py
     loc = res["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"]["uri"] == "chart/gpu-app/templates/deployment.yaml"
     assert res["properties"]["source"] == "gpu-app/templates/deployment.yaml"
-    assert set(res["properties"]["renderedLocation"]) == {"line", "column"}
+    # where in the rendered output, and that rendered line itself (issue 14: "also report the rendered line")
+    rendered = res["properties"]["renderedLocation"]
+    assert set(rendered) == {"line", "column", "text"}
+    assert "nvidia.com/gpu" in rendered["text"]
 
 
 FAKE_HELM = '''\

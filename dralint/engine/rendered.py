@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dralint.engine import charts as chart_inputs
-from dralint.engine import kustomize_sites
+from dralint.engine import fix_hints, kustomize_sites
 from dralint.engine.config import Config
 from dralint.engine.pipeline import lint_paths, load_paths
 from dralint.engine.runner import Result, limits_for, lint_files
@@ -253,6 +253,7 @@ def lint(
         result.findings = [f for f in result.findings
                            if f.path not in only or _resolved(f.path) in (only[f.path] or set())]
     remap(result, rendered)
+    fix_hints.name_what_to_change(result.findings, {sf.path for sf in rendered.files} | set(rendered.origins))
     return result
 
 
