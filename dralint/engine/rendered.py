@@ -22,8 +22,14 @@ from dralint.inputs.helm_positions import Origin, column_of, values_path
 from dralint.inputs.kustomize_patches import PatchIndex
 from dralint.inputs.load import SourceFile, load_bytes
 from dralint.inputs.locate import locate
-from dralint.inputs.offline import OfflineRefusal
-from dralint.inputs.render import Rendered, RenderError, kustomization_file, render_helm, render_kustomize
+from dralint.inputs.render import (
+    Rendered,
+    RenderError,
+    RenderFailed,
+    kustomization_file,
+    render_helm,
+    render_kustomize,
+)
 from dralint.model import Finding, Span
 
 # --------------------------------------------------------------------------------------------------
@@ -210,9 +216,7 @@ def lint(
         opts = chart_inputs.options_for(target.directory, config, cli)
         try:
             r = render_helm(str(target.directory), options=opts)
-        except OfflineRefusal:
-            raise  # input refused before anything ran (remote, out of the project): exit 2, as for kustomize
-        except RenderError as e:
+        except RenderFailed as e:  # Helm's own error; anything else (refused, no renderer) is exit 2
             note = chart_inputs.render_failure(target.directory, str(e))
             rendered.notes.append(note)
             continue

@@ -72,6 +72,12 @@ class RenderError(ConfigError):
     """A chart or kustomization could not be rendered (exit code 2)."""
 
 
+class RenderFailed(RenderError):
+    """The renderer ran and failed on the input itself (a template error, `fail`, a timeout): for a
+    chart, one finding at its Chart.yaml. Every other RenderError (no renderer, not a chart, a bad
+    setting, a refused input) stops the run with exit code 2."""
+
+
 @dataclass
 class RenderedDoc:
     origin: str  # display path of the source file
@@ -113,12 +119,16 @@ def _capped(text: str) -> str:
 def _run(argv: list[str], what: str, cwd: Path, stdin: bytes | None = None) -> str:
     """Run a renderer contained (`dralint.inputs.sandbox`) and return its output; any failure is a RenderError."""
     try:
-        outcome = sandbox.run_sandboxed(argv, cwd=cwd, timeout=sandbox.timeout_seconds(), stdin=stdin)
+        timeout = sandbox.timeout_seconds()
+    except sandbox.SandboxError as e:  # a bad setting, not the input's fault
+        raise RenderError(str(e)) from e
+    try:
+        outcome = sandbox.run_sandboxed(argv, cwd=cwd, timeout=timeout, stdin=stdin)
     except sandbox.SandboxError as e:
-        raise RenderError(f"{what}: {e}") from e
+        raise RenderFailed(f"{what}: {e}") from e
     problem = outcome.failure()
     if problem is not None:
-        raise RenderError(f"{what} failed: {_capped(problem)}")
+        raise RenderFailed(f"{what} failed: {_capped(problem)}")
     return outcome.stdout.decode("utf-8", "replace")
 
 
@@ -490,7 +500,7 @@ def _helm_docs_sdk(chart: Path, opts: HelmOptions, what: str) -> list[tuple[str,
     if error is not None or not isinstance(rendered, dict):
         if reply.get("stage") == "load":
             raise RenderError(f"the Helm SDK (helm-python-sdk) is installed but cannot load: {_capped(str(error))}")
-        raise RenderError(f"{what}: {_capped(str(error))}")
+        raise RenderFailed(f"{what}: {_capped(str(error))}")
     docs: list[tuple[str, str]] = []
     for name in sorted(rendered):
         base = name.rsplit("/", 1)[-1]
