@@ -234,7 +234,7 @@ def test_renderer_messages_start_no_command_under_actions(
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     chart = _failing_chart(isolated, "boom\n::warning::pwned\n  ::error file=x::two\n##[error]three\n\x1b[2Jfour")
     code, out, err = run(capsys, "--helm-chart", str(chart))
-    assert code == 1  # a chart that does not render is its DRA009 finding, carrying Helm's message
+    assert code == 1  # a chart that does not render is a DRA009 finding carrying Helm's message
     shown = out + err
     assert "DRA009" in shown
     assert "boom" in shown and "pwned" in shown and "three" in shown  # the message is still shown
