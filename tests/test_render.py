@@ -124,7 +124,10 @@ def test_helm_chart_sarif_points_at_the_template(fixtures: Path, monkeypatch: py
     loc = res["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"]["uri"] == "chart/gpu-app/templates/deployment.yaml"
     assert res["properties"]["source"] == "gpu-app/templates/deployment.yaml"
-    assert set(res["properties"]["renderedLocation"]) == {"line", "column"}
+    # where in the rendered output, and that rendered line itself (issue 14: "also report the rendered line")
+    rendered = res["properties"]["renderedLocation"]
+    assert set(rendered) == {"line", "column", "text"}
+    assert "nvidia.com/gpu" in rendered["text"]
 
 
 FAKE_HELM = '''\
@@ -168,7 +171,12 @@ def test_helm_binary_path_is_called_offline(fixtures: Path, tmp_path: Path, monk
     assert f["path"] == "chart/gpu-app/templates/deployment.yaml" and "`nvidia.com/gpu: 2`" in f["message"]
     called = json.loads(log.read_text(encoding="utf-8"))
     # it renders a copy of the chart (`./gpu-app` in a temporary directory), not the chart itself
-    assert called["argv"] == ["template", "dralint", "./gpu-app", "--set", "gpus=2", "--kube-version", "1.34.0"]
+    # the target version reaches .Capabilities.KubeVersion; the resource.k8s.io versions 1.34 serves
+    # are added to .Capabilities.APIVersions
+    argv = called["argv"]
+    assert argv[:7] == ["template", "dralint", "./gpu-app", "--set", "gpus=2", "--kube-version", "v1.34.0"]
+    extra = argv[7:]
+    assert extra[0::2] == ["--api-versions"] * (len(extra) // 2) and "resource.k8s.io/v1" in extra[1::2]
     assert not Path(called["cwd"]).is_relative_to(FIXTURES) and not Path(called["cwd"]).exists()  # removed after
     assert called["https_proxy"] == "http://127.0.0.1:9"  # the network is closed to it
     assert not str(called["helm_config"]).startswith(os.path.expanduser("~"))
@@ -206,8 +214,10 @@ def test_template_error_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     shutil.copytree(FIXTURES / CHART, chart)
     (chart / "templates" / "broken.yaml").write_text("x: {{ .Values.nope.deeper }}\n", encoding="utf-8")
     monkeypatch.setenv("DRALINT_HELM", "sdk")
-    assert main(["check", "--isolated", "--helm-chart", str(chart)]) == 2
-    assert "helm template" in capsys.readouterr().err
+    # Helm's own error is the chart's DRA009 finding at its Chart.yaml (exit 1), with Helm's message
+    assert main(["check", "--isolated", "--helm-chart", str(chart)]) == 1
+    out = capsys.readouterr().out
+    assert "bad/Chart.yaml:1:1: DRA009" in out and "nope" in out
 
 
 # --------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from dralint.cli.options import build_run_config, report_problems, use_color
+from dralint.engine import rendered_targets
 from dralint.engine.config import ConfigError
 from dralint.fix.loop import FixRun, fix_paths
 from dralint.fix.write import ReportWriteError, atomic_write, unified_diff, write_report_file
@@ -43,13 +44,22 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
         stdin = (kw.get("stdin_filename") or "-", sys.stdin.buffer.read())
     elif not targets:
         targets = ["."]
+    # charts and overlays are rendered, never rewritten: say so, and report their findings
+    rendered = rendered_targets.split(targets, cfg)
+    for note in rendered_targets.refusals("fix", rendered):
+        echo_err(f"dralint: note: {visible(note)}")
     from dralint.cli.outputs import progress_bar
     from dralint.engine import progress
 
     with progress.listening(progress_bar(kw)):
-        run, missing = fix_paths(targets, cfg, kw.get("context") or (), stdin, unsafe,
+        run, missing = fix_paths(rendered.plain, cfg, kw.get("context") or (), stdin, unsafe,
                                  bool(kw.get("follow_symlinks")))
     run.result.missing = missing
+    try:
+        rendered_targets.add_rendered_findings(run.result, rendered, cfg, kw)
+    except ConfigError as e:
+        echo_err(f"dralint: error: {e}")
+        return EXIT_USAGE
     problem = report_problems(run.result)
     if missing:
         return problem  # a mistyped path: write nothing, and print no report that could read as success

@@ -14,9 +14,10 @@ from typing import Any
 import click
 
 from dralint.cli.options import build_run_config, common_lint_options  # the same config as `check`
-from dralint.engine import progress
+from dralint.engine import progress, rendered_targets
 from dralint.engine.config import ConfigError
 from dralint.fix.write import atomic_write, unified_diff
+from dralint.migrate import charts as chart_migrate
 from dralint.migrate.records import MigrateOptions, MigrationReport, WorkloadReport
 from dralint.migrate.run import migrate_paths, parse_class_map
 from dralint.report.escaping import echo_err, json_text, log_guard, visible
@@ -153,6 +154,12 @@ def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> i
             progress.start(total, "files migrated")
         progress.advance(n)
 
+    # charts are rendered and get suggestions; overlays are refused: neither is ever rewritten
+    rendered = rendered_targets.split(targets, cfg)
+    targets = rendered.plain
+    for note in rendered_targets.refusals("migrate", rendered_targets.Split(overlays=rendered.overlays)):
+        echo_err(f"dralint: note: {visible(note)}")
+    charts = chart_migrate.suggest(rendered.charts, cfg, opts, {k: v for k, v in kw.items() if k.startswith("helm_")})
     with progress.listening(listener):
         report = migrate_paths(targets, cfg, opts, kw.get("context") or (), stdin,
                                bool(kw.get("follow_symlinks")), step, loaded)
@@ -192,6 +199,13 @@ def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> i
             except OSError as e:
                 echo_err(f"dralint: error: cannot write {path}: {e.strerror or e}")
                 code = EXIT_USAGE
+    report.workloads += charts.workloads
+    report.notes += charts.notes
+    for problem in charts.errors:
+        echo_err(f"dralint: error: {visible(problem)}")
+        code = EXIT_USAGE
+    for what, label, before, after in charts.diffs if a.diff else ():
+        click.echo(log_guard(f"# {visible(what)}\n" + unified_diff(visible(label), before, after)), nl=False)
     if a.fmt == "json":
         summary = json_text(json.dumps(report.as_json(), indent=2)) + "\n"
     else:
@@ -200,6 +214,6 @@ def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> i
     click.echo(summary, nl=False, err=to_err)
     if code:
         return code
-    if would and (report.changed() or report.new_files):
+    if would and (report.changed() or report.new_files or charts.diffs):
         return EXIT_CHANGES
     return EXIT_OK

@@ -158,6 +158,14 @@ def options_for(chart: Path, config: Config, cli: dict[str, Any]) -> HelmOptions
     )
 
 
+def shown_path(p: Path) -> str:
+    """A path as the user sees it: relative to the working directory when under it."""
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
 def render_failure(chart: Path, message: str) -> SourceFile:
     """One DRA009 finding at the chart's ``Chart.yaml`` carrying Helm's own message."""
     path = chart / "Chart.yaml"

@@ -13,14 +13,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dralint.engine import charts as chart_inputs
+from dralint.engine import fix_hints, kustomize_sites
 from dralint.engine.config import Config
 from dralint.engine.pipeline import lint_paths, load_paths
 from dralint.engine.runner import Result, limits_for, lint_files
 from dralint.inputs.files import discover, read_file
 from dralint.inputs.helm_positions import Origin, column_of, values_path
+from dralint.inputs.kustomize_patches import PatchIndex
 from dralint.inputs.load import SourceFile, load_bytes
 from dralint.inputs.locate import locate
-from dralint.inputs.render import Rendered, RenderError, kustomization_file, render_helm, render_kustomize
+from dralint.inputs.render import (
+    Rendered,
+    RenderError,
+    RenderFailed,
+    kustomization_file,
+    render_helm,
+    render_kustomize,
+)
 from dralint.model import Finding, Span
 
 # --------------------------------------------------------------------------------------------------
@@ -135,6 +144,7 @@ def remap(result: Result, rendered: Rendered) -> None:
     lines: dict[str, list[str]] = {}
     sources: dict[str, SourceFile] = {}
     template_cache: dict[Path, list[str]] = {}
+    patch_indexes: dict[Path, PatchIndex] = {}
     for f in result.findings:
         sf = by_path.get(f.path)
         if sf is None:
@@ -152,6 +162,7 @@ def remap(result: Result, rendered: Rendered) -> None:
                 except OSError:
                     sources[f.path] = load_bytes(f.path, b"")
             _remap_manifest(f, sources[f.path])
+            kustomize_sites.to_patch(f, sf, rendered, sources[f.path], patch_indexes)
             continue
         if f.path not in lines:
             try:
@@ -205,7 +216,7 @@ def lint(
         opts = chart_inputs.options_for(target.directory, config, cli)
         try:
             r = render_helm(str(target.directory), options=opts)
-        except RenderError as e:
+        except RenderFailed as e:  # Helm's own error; anything else (refused, no renderer) is exit 2
             note = chart_inputs.render_failure(target.directory, str(e))
             rendered.notes.append(note)
             continue
@@ -222,6 +233,7 @@ def lint(
         rendered.origins.update(r.origins)
         rendered.manifests |= r.manifests
         rendered.notes += r.notes
+        rendered.kustomize.update(r.kustomize)
     targets, missing = load_paths(plain, config, follow_symlinks) if plain else ([], [])
     # a source file that was rendered is linted as rendered, not a second time as it stands
     rendered_sources = {str(p.resolve()) for p in rendered.origins.values()}
@@ -247,6 +259,7 @@ def lint(
         result.findings = [f for f in result.findings
                            if f.path not in only or _resolved(f.path) in (only[f.path] or set())]
     remap(result, rendered)
+    fix_hints.name_what_to_change(result.findings, {sf.path for sf in rendered.files} | set(rendered.origins))
     return result
 
 

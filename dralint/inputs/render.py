@@ -49,6 +49,7 @@ import yaml
 from dralint.inputs import sandbox
 from dralint.inputs.files import SKIPPED_LINK, input_roots
 from dralint.inputs.helm_positions import Instrumented, Origin, instrument, pin_capabilities, strip
+from dralint.inputs.kustomize_patches import KustomizeObject, applied_from_annotation
 from dralint.inputs.load import LoadProblem, SourceFile, load_bytes, yaml_error_text
 from dralint.inputs.roots import printable
 from dralint.model import ConfigError, Span
@@ -69,6 +70,12 @@ _VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 class RenderError(ConfigError):
     """A chart or kustomization could not be rendered (exit code 2)."""
+
+
+class RenderFailed(RenderError):
+    """The renderer ran and failed on the input itself (a template error, `fail`, a timeout): for a
+    chart, one finding at its Chart.yaml. Every other RenderError (no renderer, not a chart, a bad
+    setting, a refused input) stops the run with exit code 2."""
 
 
 @dataclass
@@ -93,6 +100,9 @@ class Rendered:
     line_origins: dict[str, list[tuple[Path, Origin, bool] | None]] = field(default_factory=dict)
     #: display path -> the chart directory it was rendered from (Helm only)
     charts: dict[str, Path] = field(default_factory=dict)
+    #: (display path, kind, namespace, name) of a built object -> its kustomization and the patch
+    #: transformers that changed it (kustomize only; `dralint.inputs.kustomize_patches`)
+    kustomize: dict[tuple[str, str, str, str], KustomizeObject] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -109,12 +119,16 @@ def _capped(text: str) -> str:
 def _run(argv: list[str], what: str, cwd: Path, stdin: bytes | None = None) -> str:
     """Run a renderer contained (`dralint.inputs.sandbox`) and return its output; any failure is a RenderError."""
     try:
-        outcome = sandbox.run_sandboxed(argv, cwd=cwd, timeout=sandbox.timeout_seconds(), stdin=stdin)
+        timeout = sandbox.timeout_seconds()
+    except sandbox.SandboxError as e:  # a bad setting, not the input's fault
+        raise RenderError(str(e)) from e
+    try:
+        outcome = sandbox.run_sandboxed(argv, cwd=cwd, timeout=timeout, stdin=stdin)
     except sandbox.SandboxError as e:
-        raise RenderError(f"{what}: {e}") from e
+        raise RenderFailed(f"{what}: {e}") from e
     problem = outcome.failure()
     if problem is not None:
-        raise RenderError(f"{what} failed: {_capped(problem)}")
+        raise RenderFailed(f"{what} failed: {_capped(problem)}")
     return outcome.stdout.decode("utf-8", "replace")
 
 
@@ -486,7 +500,7 @@ def _helm_docs_sdk(chart: Path, opts: HelmOptions, what: str) -> list[tuple[str,
     if error is not None or not isinstance(rendered, dict):
         if reply.get("stage") == "load":
             raise RenderError(f"the Helm SDK (helm-python-sdk) is installed but cannot load: {_capped(str(error))}")
-        raise RenderError(f"{what}: {_capped(str(error))}")
+        raise RenderFailed(f"{what}: {_capped(str(error))}")
     docs: list[tuple[str, str]] = []
     for name in sorted(rendered):
         base = name.rsplit("/", 1)[-1]
@@ -663,6 +677,10 @@ def _kustomization_data(directory: Path) -> dict[str, Any]:
     return {}
 
 
+#: what the build annotates: each object's file and the transformers that changed it
+BUILD_METADATA = ["originAnnotations", "transformerAnnotations"]
+
+
 def render_kustomize(directory: str) -> Rendered:
     d = Path(directory)
     check_offline(d)
@@ -675,13 +693,19 @@ def render_kustomize(directory: str) -> Rendered:
         tree, wrapper = Path(tmp).resolve() / "tree", Path(tmp).resolve() / "build"
         dropped = copy_tree(dirs, top, tree)
         wrapper.mkdir()
-        # a wrapper kustomization asks for origin annotations without touching the user's files
+        # a wrapper kustomization asks for the annotations without touching the user's files
         rel = os.path.relpath(tree / dirs[0].relative_to(top), wrapper)
-        (wrapper / "kustomization.yaml").write_text(
-            yaml.safe_dump({"resources": [rel], "buildMetadata": ["originAnnotations"]}), encoding="utf-8")
-        out = _run([*command, "build"], f"kustomize build {directory}", cwd=Path(tmp))
+        out = _build_wrapped(command, directory, wrapper, rel, Path(tmp), tree, top)
         docs: list[RenderedDoc] = []
         disk: dict[str, Path] = {}
+        built: dict[tuple[str, str, str, str], KustomizeObject] = {}
+
+        def to_user(path: str) -> Path | None:
+            try:
+                return top / Path(os.path.normpath(wrapper / path)).relative_to(tree)
+            except ValueError:  # not a file of the copy
+                return None
+
         for chunk in split_documents(out):
             origin_path = _origin(chunk, wrapper, tree, top)
             if origin_path is not None:
@@ -690,11 +714,57 @@ def render_kustomize(directory: str) -> Rendered:
             else:  # generated objects (configMapGenerator, …) have no source file: blame the kustomization
                 origin = _display(kfile)
             docs.append(RenderedDoc(origin, chunk, None))
+            key = _object_key(origin, chunk)
+            if key is not None:
+                built[key] = KustomizeObject(d, dirs, applied_from_annotation(_safe_load(chunk), to_user))
     result = _group(docs, disk)
     result.manifests = set(disk)
+    result.kustomize = built
     if dropped:
         result.notes.append(_dropped_links(dropped, f"the kustomization `{directory}`"))
     return result
+
+
+def _build_wrapped(command: list[str], directory: str, wrapper: Path, rel: str, cwd: Path, tree: Path,
+                   top: Path) -> str:
+    """Build through the wrapper; a kustomize that does not know transformer annotations builds
+    with origins only. A failure's message names the user's folders, not the copy."""
+    what = f"kustomize build {directory}"
+    for metadata in (BUILD_METADATA, BUILD_METADATA[:1]):
+        (wrapper / "kustomization.yaml").write_text(
+            yaml.safe_dump({"resources": [rel], "buildMetadata": metadata}), encoding="utf-8")
+        try:
+            return _run([*command, "build"], what, cwd=cwd)
+        except RenderError as e:
+            message = _user_paths(str(e), cwd, wrapper, tree, top, directory)
+            if metadata is BUILD_METADATA and "transformerAnnotations" in message:
+                continue
+            raise RenderError(message) from None
+    raise RenderError(f"{what} failed")  # pragma: no cover - the loop returns or raises
+
+
+def _user_paths(message: str, tmp: Path, wrapper: Path, tree: Path, top: Path, directory: str) -> str:
+    """A renderer's message with every path of the temporary copy replaced by the user's path."""
+    shown_top = _display(top)
+    for copy, user in ((str(tree), shown_top), (str(wrapper), directory),
+                       (os.path.relpath(tree, wrapper), shown_top), (str(tmp), directory)):
+        message = message.replace(copy, user)
+    return message
+
+
+def _safe_load(chunk: str) -> Any:
+    try:
+        return yaml.safe_load(chunk)
+    except yaml.YAMLError:
+        return None
+
+
+def _object_key(origin: str, chunk: str) -> tuple[str, str, str, str] | None:
+    data = _safe_load(chunk)
+    if not isinstance(data, dict) or not isinstance(data.get("metadata"), dict):
+        return None
+    meta = data["metadata"]
+    return (origin, str(data.get("kind") or ""), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
 
 def _origin(chunk: str, wrapper: Path, tree: Path, top: Path) -> Path | None:
