@@ -16,6 +16,7 @@ import json
 import re
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -435,9 +436,8 @@ def _template_problem(sf: SourceFile, block_lines: set[int] | None,
     return None
 
 
-def _inline_scalar_spans(nodes: list[yaml.Node]) -> list[tuple[int, int]]:
-    """(start, end) offsets of every quoted or plain scalar (not `|`/`>`), sorted."""
-    out: list[tuple[int, int]] = []
+def _scalars(nodes: list[yaml.Node]) -> Iterator[yaml.ScalarNode]:
+    """Every scalar node below ``nodes``, each once (an alias shares its node)."""
     stack = list(nodes)
     seen: set[int] = set()
     while stack:
@@ -446,35 +446,25 @@ def _inline_scalar_spans(nodes: list[yaml.Node]) -> list[tuple[int, int]]:
             continue
         seen.add(id(n))
         if n.__class__ is _ScalarNode:
-            if n.style not in ("|", ">"):
-                out.append((n.start_mark.index, n.end_mark.index))
+            yield n
         elif n.__class__ is _MappingNode:
             for k, v in n.value:
                 stack.extend((k, v))
         else:
             stack.extend(n.value)
-    out.sort()
-    return out
+
+
+def _inline_scalar_spans(nodes: list[yaml.Node]) -> list[tuple[int, int]]:
+    """(start, end) offsets of every quoted or plain scalar (not `|`/`>`), sorted."""
+    return sorted((n.start_mark.index, n.end_mark.index) for n in _scalars(nodes) if n.style not in ("|", ">"))
 
 
 def _block_scalar_lines(sf: SourceFile, nodes: list[yaml.Node]) -> set[int]:
     """1-based lines holding the content of `|`/`>` scalars (where template text is just data)."""
     out: set[int] = set()
-    stack = list(nodes)
-    seen: set[int] = set()
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if n.__class__ is _ScalarNode:
-            if n.style in ("|", ">"):
-                out.update(range(n.start_mark.line + 2, n.end_mark.line + 2))
-        elif n.__class__ is _MappingNode:
-            for k, v in n.value:
-                stack.extend((k, v))
-        else:
-            stack.extend(n.value)
+    for n in _scalars(nodes):
+        if n.style in ("|", ">"):
+            out.update(range(n.start_mark.line + 2, n.end_mark.line + 2))
     return out
 
 
