@@ -157,3 +157,23 @@ def test_migrate_refuses_an_overlay(tmp_path: Path) -> None:
     code, out, err = _invoke(["migrate", "--isolated", "k/prod"], tmp_path)
     assert _snapshot(tmp_path) == before and code == 0, out + err
     assert "k/prod is a kustomize overlay: `dralint migrate` never rewrites built output" in err
+
+
+@needs_helm
+def test_migrate_over_a_repo_skips_a_chart_that_does_not_render(tmp_path: Path) -> None:
+    # a chart that refuses to render without a value (as the NVIDIA charts refuse the default namespace)
+    # is one listed skip at its Chart.yaml; the plain manifest beside it is still migrated, and no exit 2
+    chart = tmp_path / "charts" / "strict"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: strict\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "templates" / "check.yaml").write_text('{{ fail "set allowDefaultNamespace=true" }}\n',
+                                                    encoding="utf-8")
+    (tmp_path / "pod.yaml").write_text(POD.replace("{{ .Values.gpus }}", "1").replace("{{ .Release.Name }}", "x"),
+                                        encoding="utf-8")
+    code, out, err = _invoke(["migrate", "--isolated", "--format", "json", "."], tmp_path)
+    assert code == 0, out + err
+    workloads = {(w["path"], w["status"]): w for w in json.loads(out)["workloads"]}
+    skip = workloads[("charts/strict/Chart.yaml", "skipped")]
+    assert skip["line"] == 1 and "does not render" in skip["reason"]
+    assert "set allowDefaultNamespace=true" in skip["reason"] and "\\n" not in skip["reason"]
+    assert ("pod.yaml", "migrated") in workloads

@@ -21,7 +21,7 @@ from typing import Any
 from dralint.engine import charts as chart_inputs
 from dralint.engine.config import Config
 from dralint.inputs.load import load_bytes
-from dralint.inputs.render import Rendered, RenderError, render_helm
+from dralint.inputs.render import Rendered, RenderError, RenderFailed, render_helm
 from dralint.migrate.records import MigrateOptions, WorkloadReport
 from dralint.migrate.run import migrate_files
 
@@ -56,8 +56,17 @@ def suggest(charts: Sequence[chart_inputs.ChartTarget], config: Config, opts: Mi
         try:
             rendered = render_helm(str(target.directory), options=chart_inputs.options_for(target.directory, config,
                                                                                             cli))
+        except RenderFailed as e:
+            # Helm's own failure (a `fail` that wants values, say) is this chart's skip, not the run's
+            # error: a migration over a whole repository goes on, and `check` reports it as DRA009
+            message = " ".join(str(e).split())
+            out.workloads.append(WorkloadReport(
+                chart_inputs.shown_path(target.directory / "Chart.yaml"), 1, "Chart", None, target.directory.name,
+                "skipped", f"the chart does not render, so there is nothing to suggest ({message}); give it the "
+                "values it needs (`--set`, `-f`, `--namespace`, or `helm: charts:` in the configuration)"))
+            continue
         except RenderError as e:
-            out.errors.append(f"{shown}: the chart does not render, nothing to suggest: {e}")
+            out.errors.append(f"{shown}: {e}")
             continue
         found = 0
         for sf in rendered.files:
