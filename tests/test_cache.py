@@ -85,7 +85,8 @@ def lint(target: Path, repo: Path, cache: Path | None, jobs: int = 1, **cfg: Any
 
 
 def entries(cache: Path) -> list[Path]:
-    return sorted(p for p in cache.rglob("*.json") if not p.name.startswith(".tmp"))
+    """The stored summaries (results entries, named ``r<hash>``, are tests/test_results_cache.py's)."""
+    return sorted(p for p in cache.rglob("*.json") if not p.name.startswith((".tmp", "r", "paths")))
 
 
 def test_cold_then_warm_gives_the_same_findings(repo: Path, user_cache: Path) -> None:
@@ -96,7 +97,8 @@ def test_cold_then_warm_gives_the_same_findings(repo: Path, user_cache: Path) ->
     assert cold.stats["cache_hits"] == 0 and cold.stats["parsed"] == 8
     assert len(entries(cache)) == 8  # every file's summary, the target's too
     warm = lint(target, repo, cache)
-    assert warm.stats["cache_hits"] == 7 and warm.stats["parsed"] == 1  # only the target is parsed
+    # nothing is parsed: the context from summaries, the target's findings from its results entry
+    assert warm.stats["cache_hits"] == 7 and warm.stats["parsed"] == 0 and warm.stats["results_reused"] == 1
     assert canonical(cold) == canonical(warm) == canonical(plain)
     assert [f.rule for f in plain.findings] == []  # the template in claims/ resolves the claim
 

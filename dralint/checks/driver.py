@@ -479,7 +479,7 @@ def double_allocator_config(vd: ValuesDoc, ctx: Context) -> Iterator[Violation]:
     plugins, dra_sets = _daemonsets(ctx)
     if dra_on:
         others = []
-        for other in ctx.index.values:
+        for other in ctx.index.all_values():
             if other is vd:
                 continue
             oc = _chart_of(other, ctx)

@@ -26,9 +26,7 @@ def not_a_kubernetes_object(sf: SourceFile, ctx: Context) -> Iterator[Violation]
     if not sf.documents and not sf.problems:
         yield Violation("file holds no YAML documents (empty or only comments)", span=Span(1, 1, 1, 1))
         return
-    for vd in ctx.index.values:
-        if vd.file is not sf:
-            continue
+    for vd in ctx.index.values_in(sf):
         data = vd.data
         if isinstance(data, dict):
             missing = [k for k in ("apiVersion", "kind") if not isinstance(data.get(k), str)]

@@ -359,7 +359,7 @@ def _refuse_claim_fix(obj: K8sObject, claim: dra.PodClaim, ctx: Context) -> bool
     if any(_claim_spec_errors(rc, ctx) for rc in found):
         return True
     users = 0
-    for other in ctx.index.objects:
+    for other in ctx.index.all_objects():
         if not same_namespace(other.namespace, obj.namespace):
             continue
         for ps in other.pod_specs:

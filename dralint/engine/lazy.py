@@ -158,7 +158,7 @@ def add_summary(index: Index, display: str, summary: FileSummary, target: bool,
         index.add(RemoteObject(sf, docs[o.doc], o.base_path, [o.api_version, o.kind, o.name, o.namespace], o.data,
                                loader, target))
     for v in summary.values:
-        index.values.append(RemoteValues(sf, docs[v.doc], v.data, v.carried, loader, target))
+        index.add_values(RemoteValues(sf, docs[v.doc], v.data, v.carried, loader, target))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -176,6 +176,8 @@ class Input:
     target: bool
     key: str | None = None  # cache key (content hash)
     unread: bool = False  # not read yet (a context file that may come from the cache)
+    #: already parsed by whoever made it (a rendered chart or overlay); ``raw`` holds its bytes
+    loaded: SourceFile | None = None
 
     @classmethod
     def read(cls, ref: FileRef, limits: Limits, target: bool) -> Input:
@@ -183,6 +185,13 @@ class Input:
         if isinstance(raw, SourceFile):
             return cls(ref.display, ref, None, raw, target)
         return cls(ref.display, ref, raw, None, target)
+
+    @classmethod
+    def of(cls, sf: SourceFile, target: bool) -> Input:
+        """A file parsed elsewhere: a rendered manifest (its bytes key the caches) or a note with problems."""
+        if sf.problems and not sf.raw:
+            return cls(sf.path, None, None, sf, target)
+        return cls(sf.path, None, sf.raw, None, target, loaded=sf)
 
     @classmethod
     def later(cls, ref: FileRef) -> Input:
@@ -197,6 +206,8 @@ class Input:
     def parse(self, limits: Limits) -> SourceFile:
         if self.problem is not None:
             return self.problem
+        if self.loaded is not None:
+            return self.loaded
         return load_bytes(self.display, self.raw or b"", limits)
 
     def loader(self, limits: Limits, stats: dict[str, Any]) -> FileLoader:

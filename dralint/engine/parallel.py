@@ -35,6 +35,8 @@ from dralint.engine.cache import SummaryCache
 from dralint.engine.config import Config
 from dralint.engine.lazy import Input, LazySourceFile, add_summary
 from dralint.engine.memory import trees_built
+from dralint.engine.pipeline import _Run
+from dralint.engine.results import Outcome
 from dralint.engine.runner import InternalError, Result, _Runner, limits_for
 from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.index import Index
@@ -90,20 +92,13 @@ def _context() -> Any:
     return mp.get_context("fork" if "fork" in methods else "spawn")
 
 
-def lint_parallel(
-    inputs: list[Input],
-    stored: dict[int, bytes],
-    summaries: dict[int, FileSummary],
-    config: Config,
-    cache: SummaryCache | None,
-    workers: int,
-    stats: dict[str, Any],
-) -> Result | None:
-    """Lint ``inputs`` with ``workers`` processes; None when that failed (the caller then runs serially)."""
+def lint_parallel(run: _Run, stored: dict[int, bytes], workers: int) -> Result | None:
+    """Lint ``run.inputs`` with ``workers`` processes; None when that failed (the caller then runs serially)."""
+    inputs, summaries, config, stats = run.inputs, run.summaries, run.config, run.stats
     todo = [i for i in range(len(inputs)) if i not in summaries]
     sizes = [len(inp.raw or b"") for inp in inputs]
     plan = [s for s in shares(sizes, todo, workers) if s]
-    job = _Job(inputs, config, cache)
+    job = _Job(inputs, config, run.cache)
     load_checks()  # import every rule module once, here: forked workers inherit them
     ctx = _context()
     procs: list[Any] = []
@@ -131,9 +126,22 @@ def lint_parallel(
                     return None
                 parts.update(payload)
                 pending.discard(c)
+        known = {i: summaries.get(i) or FileSummary.from_bytes(parts[i]) for i in range(len(inputs))}
+        if any(v is None for v in known.values()):  # cannot happen: these bytes were just written
+            raise RuntimeError("unreadable summary from a worker")
+        rows = run.rows({i: v for i, v in known.items() if v is not None})
+        reused = run.reuse(rows)
+        # the candidates that no longer hold are linted after all, by the least loaded workers
+        extra: list[list[int]] = [[] for _ in conns]
+        load = [sum(sizes[i] for i in share) for share in plan]
+        for i in sorted(i for i in run.candidates if i not in reused):
+            w = load.index(min(load))
+            extra[w].append(i)
+            load[w] += sizes[i]
         joined = frame([parts[i] for i in range(len(inputs))])
-        for c in conns:
+        for c, more in zip(conns, extra, strict=True):
             c.send_bytes(joined)
+            c.send(more)
         # the index the caller sees is built only if the caller reads it (`Result.index`); the targets
         # stay unparsed unless someone reads them
         limits = limits_for(config)
@@ -145,20 +153,22 @@ def lint_parallel(
         def build_index() -> Index:
             index = Index()
             for i, inp in enumerate(inputs):
-                known = summaries.get(i) or FileSummary.from_bytes(parts[i])
-                if known is None:  # cannot happen: these bytes were just written
-                    raise RuntimeError(f"unreadable summary for {inp.display}")
-                add_summary(index, inp.display, known, inp.target, loaders[i])
+                summary = known[i]
+                assert summary is not None
+                add_summary(index, inp.display, summary, inp.target, loaders[i])
             return index
 
         # phase 2: findings
         results: list[_FileResult] = []
+        reads: set[str] = set()
+        progress.advance(len(reused))
         for c in conns:
             kind, payload = c.recv()
             if kind != "findings":
                 stats["worker_error"] = payload
                 return None
             results.extend(payload[0])
+            reads.update(payload[2])
             progress.advance(len(payload[0]))  # a worker's whole share at once: the rest is in the workers
             for k, v in payload[1].items():
                 if k.endswith("_seconds"):
@@ -176,22 +186,12 @@ def lint_parallel(
             if p.is_alive():
                 p.terminate()
                 p.join()
-    results.sort(key=lambda r: r.index)
-    findings = [f for r in results for f in r.findings]
-    findings.sort(key=Finding.sort_key)
-    if cache is not None:
+    outcomes = {r.index: Outcome(r.findings, r.suppressed, r.suppressions, bool(r.errors)) for r in results}
+    run.store(outcomes, reads, rows)
+    if run.cache is not None:
         stats["cache_writes"] = stats.get("cache_writes", 0)
-    return Result(
-        findings=findings,
-        files=files,
-        index_or_builder=build_index,
-        config=config,
-        selected=config.selected(),
-        internal_errors=[e for r in results for e in r.errors],
-        suppressed=sum(r.suppressed for r in results),
-        suppressions=sorted((f for r in results for f in r.suppressions), key=Finding.sort_key),
-        stats=stats,
-    )
+    return run.result(outcomes, reused, files, build_index, [e for r in sorted(results, key=lambda r: r.index)
+                                                              for e in r.errors])
 
 
 def _worker(conn: Connection, job: _Job, share: list[int]) -> None:
@@ -231,10 +231,12 @@ def _phase1(conn: Connection, job: _Job, share: list[int]) -> tuple[str, Any]:
 
 def _phase2(
     conn: Connection, job: _Job, mine: dict[int, SourceFile], stats: dict[str, Any]
-) -> tuple[list[_FileResult], dict[str, Any]]:
+) -> tuple[list[_FileResult], dict[str, Any], list[str]]:
     limits = limits_for(job.config)
     parts = unframe(conn.recv_bytes())
     t0 = time.perf_counter()
+    for i in conn.recv():  # targets whose stored results no longer hold: linted here after all
+        mine[i] = job.inputs[i].parse(limits)
     index = Index()
     for i, inp in enumerate(job.inputs):
         if i in mine:
@@ -255,4 +257,4 @@ def _phase2(
         kept, suppressed = runner.lint_file(sf, objects.get(id(sf), ()), values.get(id(sf), ()))
         results.append(_FileResult(i, kept, suppressed, runner.errors[before:], runner.suppressions[silenced:]))
     stats["check_seconds"] = time.perf_counter() - t0
-    return results, stats
+    return results, stats, sorted(index.reads)

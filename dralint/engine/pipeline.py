@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dralint.engine import progress
 from dralint.engine.cache import SummaryCache, default_cache_dir
 from dralint.engine.config import Config, usable_cores
-from dralint.engine.lazy import Input, add_summary
+from dralint.engine.lazy import Input, LazySourceFile, add_summary
 from dralint.engine.memory import quiet_gc, trees_built
-from dralint.engine.runner import Result, _Runner, limits_for
+from dralint.engine.results import Entry, FileRow, Outcome, ResultsCache, row_of
+from dralint.engine.runner import InternalError, Result, _Runner, limits_for
 from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.files import discover, read_file
 from dralint.inputs.index import Index
@@ -111,8 +113,11 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     """The pipeline behind `lint_paths`: cache lookups, then serial or parallel linting."""
     limits = limits_for(config)
     cache = open_cache(config, limits)
+    results = ResultsCache(cache, config) if cache is not None and cache.enabled else None
     summaries: dict[int, FileSummary] = {}
     stored: dict[int, bytes] = {}  # the cache entries behind ``summaries`` (workers get them as they are)
+    #: target files whose stored results may still hold (checked once every file's summary is known)
+    candidates: dict[int, Entry] = {}
     stat: dict[int, os.stat_result] = {}
     if cache is not None:
         cache.load_paths()
@@ -135,17 +140,21 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
         if cache is None or inp.raw is None:
             continue
         inp.key = cache.key(inp.raw, inp.display.lower().endswith(".json"))
-        if not inp.target:
-            entry = cache.get(inp.key)
-            hit = FileSummary.from_bytes(entry) if entry is not None else None
-            if hit is not None:
-                summaries[i], stored[i] = hit, entry  # type: ignore[assignment]
+        found = results.lookup(inp.display, inp.key) if results is not None and inp.target else None
+        if inp.target and found is None:
+            continue
+        entry = cache.get(inp.key)
+        hit = FileSummary.from_bytes(entry) if entry is not None else None
+        if hit is not None:
+            summaries[i], stored[i] = hit, entry  # type: ignore[assignment]
+            if found is not None:
+                candidates[i] = found
     if cache is not None:
         for i, st in stat.items():
             ref, key = inputs[i].ref, inputs[i].key
             if ref is not None and key is not None:
                 cache.remember(ref.key, st, key)
-        if len(summaries) < len(inputs):
+        if len(summaries) < len(inputs) or results is not None:
             cache.prepare()
         cache.save_paths()
     todo = [i for i, inp in enumerate(inputs) if i not in summaries]
@@ -153,53 +162,135 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     n = choose_jobs(jobs, nbytes, len(todo))
     cache_state = "off" if cache is None else str(cache.dir) if cache.enabled else f"off: {cache.problem}"
     stats: dict[str, Any] = {"jobs": n, "files": len(inputs), "parsed": len(todo),
-                             "cache": cache_state, "cache_hits": len(summaries)}
+                             "cache": cache_state, "cache_hits": len(summaries) - len(candidates)}
+    run = _Run(inputs, summaries, candidates, results, config, cache, stats)
     if n > 1:
         from dralint.engine import parallel
 
-        result = parallel.lint_parallel(inputs, stored, summaries, config, cache, n, stats)
+        result = parallel.lint_parallel(run, stored, n)
         if result is not None:
             return result
         stats["jobs"] = 1  # a worker failed: do it here
-    return _lint_serial(inputs, summaries, config, cache, stats)
+    return _lint_serial(run)
 
 
-def _lint_serial(inputs: list[Input], summaries: dict[int, FileSummary], config: Config,
-                 cache: SummaryCache | None, stats: dict[str, Any]) -> Result:
+@dataclass
+class _Run:
+    """One run's inputs and what the caches already know of them."""
+
+    inputs: list[Input]
+    #: summaries of the inputs not parsed (yet): cache hits, and the candidates' own
+    summaries: dict[int, FileSummary]
+    candidates: dict[int, Entry]
+    results: ResultsCache | None
+    config: Config
+    cache: SummaryCache | None
+    stats: dict[str, Any]
+
+    def rows(self, parsed: dict[int, FileSummary]) -> list[FileRow]:
+        """Every input as the dependency digest sees it (``parsed``: summaries of the parsed files)."""
+        out = []
+        for i, inp in enumerate(self.inputs):
+            summary = self.summaries.get(i) or parsed.get(i)
+            out.append(row_of(inp.display, inp.key, summary) if summary is not None
+                       else FileRow(inp.display, None, frozenset(), False))
+        return out
+
+    def reuse(self, rows: list[FileRow]) -> set[int]:
+        """The candidates whose results hold; the others must be parsed and linted after all."""
+        if self.results is None or not self.candidates:
+            return set()
+        valid = self.results.still_valid(self.candidates, rows)
+        for i in self.candidates:
+            if i not in valid:
+                del self.summaries[i]
+        self.stats["parsed"] += len(self.candidates) - len(valid)
+        return valid
+
+    def store(self, outcomes: dict[int, Outcome], reads: set[str], rows: list[FileRow]) -> None:
+        if self.results is None:
+            return
+        keys = {i: (self.inputs[i].display, k) for i in outcomes if (k := self.inputs[i].key) is not None}
+        self.results.store(outcomes, keys, reads, rows)
+
+    def result(self, outcomes: dict[int, Outcome], reused: set[int], files: list[SourceFile],
+               index: Index | Callable[[], Index], errors: list[InternalError]) -> Result:
+        """The run's `Result`: linted files' outcomes plus the reused entries, in input order."""
+        findings: list[Finding] = []
+        suppressions: list[Finding] = []
+        suppressed = 0
+        for i in sorted([*outcomes, *reused]):
+            got: Outcome | Entry = outcomes[i] if i in outcomes else self.candidates[i]
+            findings.extend(got.findings)
+            suppressions.extend(got.suppressions)
+            suppressed += got.suppressed
+        findings.sort(key=Finding.sort_key)
+        if self.cache is not None:
+            self.stats["cache_writes"] = self.cache.writes
+        if self.results is not None:
+            self.stats["results_reused"] = self.results.hits
+            self.stats["results_stale"] = self.results.stale
+        return Result(findings=findings, files=files, index_or_builder=index, config=self.config,
+                      selected=self.config.selected(), internal_errors=errors, suppressed=suppressed,
+                      stats=self.stats, suppressions=sorted(suppressions, key=Finding.sort_key))
+
+
+def _lint_serial(run: _Run) -> Result:
     with quiet_gc():
-        return _lint_serial_quiet(inputs, summaries, config, cache, stats)
+        return _lint_serial_quiet(run)
 
 
-def _lint_serial_quiet(inputs: list[Input], summaries: dict[int, FileSummary], config: Config,
-                       cache: SummaryCache | None, stats: dict[str, Any]) -> Result:
-    limits = limits_for(config)
+def _lint_serial_quiet(run: _Run) -> Result:
+    inputs, cache = run.inputs, run.cache
+    limits = limits_for(run.config)
     parsed: dict[int, SourceFile] = {}
-    for i, inp in enumerate(inputs):
-        if i in summaries:
-            continue
+    own: dict[int, FileSummary] = {}  # summaries of the parsed targets (for the dependency digest)
+
+    def parse(i: int) -> None:
+        inp = inputs[i]
         sf = inp.parse(limits)
         if inp.target:
             parsed[i] = sf
-            if cache is not None and inp.key is not None and not cache.has(inp.key):
-                cache.put(inp.key, summarize(sf).to_bytes())
+            key = inp.key
+            store = cache is not None and key is not None and not cache.has(key)
+            if run.results is not None or store:
+                own[i] = summary = summarize(sf)
+                if cache is not None and key is not None and store:
+                    cache.put(key, summary.to_bytes())
         else:
-            summaries[i] = summarize(sf)  # the parse tree goes; the summary keeps what the index needs
+            summary = run.summaries[i] = summarize(sf)  # the parse tree goes; the summary keeps what the index needs
             if cache is not None and inp.key is not None:
-                cache.put(inp.key, summaries[i].to_bytes())
+                cache.put(inp.key, summary.to_bytes())
+
+    for i in range(len(inputs)):
+        if i not in run.summaries:
+            parse(i)
+    rows = run.rows(own)
+    reused = run.reuse(rows)
+    for i in run.candidates:
+        if i not in reused:
+            parse(i)
     index = Index()
-    targets: list[SourceFile] = []
+    files: list[SourceFile] = []
     for i, inp in enumerate(inputs):
         if i in parsed:
             index.add_file(parsed[i], target=True)
-            targets.append(parsed[i])
+            files.append(parsed[i])
         else:
-            add_summary(index, inp.display, summaries[i], inp.target, inp.loader(limits, stats))
-    runner = _Runner(config, index)
-    trees_built(sum(len(inp.raw or b"") for inp in inputs))
-    findings, suppressed = runner.lint_targets(targets)
-    findings.sort(key=Finding.sort_key)
-    if cache is not None:
-        stats["cache_writes"] = cache.writes
-    return Result(findings=findings, files=targets, index_or_builder=index, config=config, selected=runner.selected,
-                  internal_errors=runner.errors, suppressed=suppressed, stats=stats,
-                  suppressions=sorted(runner.suppressions, key=Finding.sort_key))
+            loader = inp.loader(limits, run.stats)
+            add_summary(index, inp.display, run.summaries[i], inp.target, loader)
+            if i in reused:
+                files.append(LazySourceFile(inp.display, loader))  # parsed only if a report quotes it
+    runner = _Runner(run.config, index)
+    trees_built(sum(len(inputs[i].raw or b"") for i in parsed))
+    objects_by_file, values_by_file = runner.units_by_file()
+    outcomes: dict[int, Outcome] = {}
+    progress.advance(len(reused))
+    for i in sorted(parsed):
+        sf = parsed[i]
+        errors, silenced = len(runner.errors), len(runner.suppressions)
+        kept, suppressed = runner.lint_file(sf, objects_by_file.get(id(sf), ()), values_by_file.get(id(sf), ()))
+        outcomes[i] = Outcome(kept, suppressed, runner.suppressions[silenced:], len(runner.errors) > errors)
+        progress.advance()
+    run.store(outcomes, index.reads, rows)
+    return run.result(outcomes, reused, files, index, runner.errors)

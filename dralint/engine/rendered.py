@@ -15,9 +15,10 @@ from pathlib import Path
 from dralint.engine import charts as chart_inputs
 from dralint.engine import fix_hints, kustomize_sites
 from dralint.engine.config import Config
-from dralint.engine.pipeline import lint_paths, load_paths
-from dralint.engine.runner import Result, limits_for, lint_files
-from dralint.inputs.files import discover, read_file
+from dralint.engine.lazy import Input
+from dralint.engine.pipeline import lint_inputs, lint_paths
+from dralint.engine.runner import Result, limits_for
+from dralint.inputs.files import discover
 from dralint.inputs.helm_positions import Origin, column_of, values_path
 from dralint.inputs.kustomize_patches import PatchIndex
 from dralint.inputs.load import SourceFile, load_bytes
@@ -234,24 +235,24 @@ def lint(
         rendered.manifests |= r.manifests
         rendered.notes += r.notes
         rendered.kustomize.update(r.kustomize)
-    targets, missing = load_paths(plain, config, follow_symlinks) if plain else ([], [])
+    limits = limits_for(config)
+    refs, missing = discover(plain, config.exclude, config.root, follow_symlinks,
+                             respect_gitignore=config.respect_gitignore) if plain else ([], [])
     # a source file that was rendered is linted as rendered, not a second time as it stands
     rendered_sources = {str(p.resolve()) for p in rendered.origins.values()}
-    targets = [t for t in targets if _resolved(t.path) not in rendered_sources
-               and not chart_inputs.in_chart(t.path, found)]
+    inputs = [Input.read(r, limits, target=True) for r in refs
+              if _resolved(str(r.path)) not in rendered_sources and not chart_inputs.in_chart(r.path, found)]
     if stdin is not None:
-        targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
-    targets += rendered.files + rendered.notes
-    context_files: list[SourceFile] = []
+        inputs.append(Input(stdin[0], None, stdin[1], None, True))
+    inputs += [Input.of(sf, target=True) for sf in rendered.files + rendered.notes]
     if context:
-        skip = {str(Path(r.path).resolve()) for r in discover(plain, config.exclude, config.root,
-                                                              respect_gitignore=config.respect_gitignore)[0]}
-        refs, _ = discover(context, config.exclude, config.root, follow_symlinks,
-                           respect_gitignore=config.respect_gitignore)
-        limits = limits_for(config)
-        context_files = [read_file(r, limits) for r in refs if str(Path(r.path).resolve()) not in skip
-                         and not chart_inputs.in_chart(r.path, found) and not _in_any_chart(r.path)]
-    result = lint_files(targets, context_files, config)
+        skip = {str(Path(r.path).resolve()) for r in refs}
+        crefs, _ = discover(context, config.exclude, config.root, follow_symlinks,
+                            respect_gitignore=config.respect_gitignore)
+        inputs += [Input.later(r) for r in crefs if str(Path(r.path).resolve()) not in skip
+                   and not chart_inputs.in_chart(r.path, found) and not _in_any_chart(r.path)]
+    # the caches and worker processes of a plain run apply: rendered files are keyed by their bytes
+    result = lint_inputs(inputs, config, jobs=config.jobs)
     result.missing = missing
     # the changed files of a chart (pre-commit): only their findings; `keep` is by rendered path
     only = {p: k for p, k in keep.items() if k is not None}

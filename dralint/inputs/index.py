@@ -110,6 +110,11 @@ class ValuesDoc:
     target: bool = True
 
 
+#: `Index.reads` entries that are not kinds
+ALL_OBJECTS = "*"
+ALL_VALUES = "@values"
+
+
 def same_namespace(a: str | None, b: str | None) -> bool:
     """Manifests without a namespace are applied to the current namespace: treat them as matching."""
     return a is None or b is None or a == b
@@ -117,11 +122,23 @@ def same_namespace(a: str | None, b: str | None) -> bool:
 
 @dataclass
 class Index:
+    """Every object and values document of a run, with the lookups rules use.
+
+    Rules read other files only through the query methods below, never through the lists
+    themselves (tests/test_index_reads.py checks the rule packages): each query records what it
+    asked for in `reads` (kinds; ``@values`` for other files' values documents; ``*`` for every
+    object), which is what the results cache (`dralint.engine.results`) uses to tell whether a
+    file's stored findings still hold when other files changed.
+    """
+
     objects: list[K8sObject] = field(default_factory=list)
     values: list[ValuesDoc] = field(default_factory=list)
     files: list[SourceFile] = field(default_factory=list)
+    #: what rules have looked up across files in this run (see above)
+    reads: set[str] = field(default_factory=set)
     _by_kind: dict[str, list[K8sObject]] = field(default_factory=lambda: defaultdict(list))
     _by_kind_name: dict[tuple[str, str], list[K8sObject]] = field(default_factory=lambda: defaultdict(list))
+    _values_by_file: dict[int, list[ValuesDoc]] = field(default_factory=lambda: defaultdict(list))
 
     def add_file(self, sf: SourceFile, target: bool = True) -> None:
         self.files.append(sf)
@@ -130,7 +147,7 @@ class Index:
                 continue
             for obj in objects_of(sf, doc, target):
                 if isinstance(obj, ValuesDoc):
-                    self.values.append(obj)
+                    self.add_values(obj)
                 else:
                     self.add(obj)
 
@@ -141,16 +158,38 @@ class Index:
         if obj.name:
             self._by_kind_name[(kind, obj.name)].append(obj)
 
+    def add_values(self, vd: ValuesDoc) -> None:
+        self.values.append(vd)
+        self._values_by_file[id(vd.file)].append(vd)
+
+    # -- queries for rules (each records what it read) ---------------------------------------
     def of_kind(self, *kinds: str) -> Iterator[K8sObject]:
+        self.reads.update(kinds)
         for k in kinds:
             yield from self._by_kind.get(k, ())
 
     def find(self, kind: str, name: str, namespace: str | None = None) -> list[K8sObject]:
         """Objects of ``kind`` named ``name`` in ``namespace`` (unset namespaces match)."""
+        self.reads.add(kind)
         return [o for o in self._by_kind_name.get((kind, name), ()) if same_namespace(o.namespace, namespace)]
 
     def find_any_namespace(self, kind: str, name: str) -> list[K8sObject]:
+        self.reads.add(kind)
         return list(self._by_kind_name.get((kind, name), ()))
+
+    def all_objects(self) -> list[K8sObject]:
+        """Every object of every file: a rule's findings then depend on all of them."""
+        self.reads.add(ALL_OBJECTS)
+        return self.objects
+
+    def all_values(self) -> list[ValuesDoc]:
+        """Every values document (Helm values, plugin configs) of every file."""
+        self.reads.add(ALL_VALUES)
+        return self.values
+
+    def values_in(self, sf: SourceFile) -> list[ValuesDoc]:
+        """The values documents of one file (a rule reading its own file depends on nothing else)."""
+        return self._values_by_file.get(id(sf), [])
 
     def targets(self) -> Iterator[K8sObject]:
         return (o for o in self.objects if o.target)

@@ -19,8 +19,13 @@ MAX_QUOTE = 200
 
 
 def _texts(result: Result) -> dict[str, str]:
+    """The text of every file a finding quotes (only those: a file whose findings came from the
+    results cache is parsed again when its text is asked for)."""
+    quoted = {f.path for f in result.findings}
     out: dict[str, str] = {}
     for sf in result.files:
+        if sf.path not in quoted:
+            continue
         text = sf.text or (sf.raw.decode("utf-8", "replace") if sf.raw else "")
         out[sf.path] = text
     return out
