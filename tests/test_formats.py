@@ -10,12 +10,15 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dralint.cli.app import main
 from dralint.engine.runner import Result
 from dralint.report import ReportOptions, format_names, get_formatter, sarif
 from dralint.report import github as gh
 from dralint.report import markdown as md
+from dralint.report.escaping import pretty_json
 from tests.conftest import REPO, lint_text
 
 SCHEMA = json.loads((REPO / "tests" / "fixtures" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
@@ -333,3 +336,27 @@ def test_cli_output_writes_the_format_and_text_goes_to_terminal(
 def test_cli_format_to_stdout(repo_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--isolated", "--format", "github", "apps"]) == 1
     assert capsys.readouterr().out.startswith("::warning file=apps/pod.yaml")
+
+
+# -- the JSON writer of the reports -------------------------------------------------------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    | st.tuples(inner, inner),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON)
+def test_pretty_json_writes_what_json_dumps_writes(value: Any) -> None:
+    assert pretty_json(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_pretty_json_hands_odd_values_to_json_dumps() -> None:
+    class Name(str):
+        pass
+
+    for odd in ({1: "int key"}, {"k": Name("sub")}, [float("nan"), float("inf")], {"a": {True: 1}}):
+        assert pretty_json(odd) == json.dumps(odd, indent=2, ensure_ascii=False)

@@ -133,6 +133,9 @@ def test_unchanged_repository_parses_nothing(repo: Path, user_cache: Path) -> No
         Path(sf.path).name for sf in cold.files)
     quoted = next(sf for sf in warm.files if sf.path.endswith("legacy.yaml"))
     assert "nvidia.com/gpu" in quoted.text
+    # counts come from the entries; the index is still there for a report that walks it
+    assert warm.target_objects() == cold.target_objects() == sum(1 for o in cold.index.objects if o.target) == FILES
+    assert [(o.kind, o.name) for o in warm.index.objects] == [(o.kind, o.name) for o in cold.index.objects]
 
 
 def test_same_findings_cold_warm_one_and_two_workers(repo: Path, user_cache: Path) -> None:
@@ -215,9 +218,9 @@ def test_corrupt_or_tampered_entries_are_misses(repo: Path, user_cache: Path) ->
     cold = check(repo, cache)
     entries = sorted(p for p in cache.rglob("r*.json"))
     assert len(entries) == FILES
-    junk = [b"", b"{", b"[]", b'{"format": 1}', json.dumps({"format": 1, "reads": [], "deps": "x", "findings": [[1]],
-                                                              "suppressions": [], "suppressed": 0}).encode(),
-            b'{"format": 1, "reads": [], "deps": "x", "findings": [], "suppressions": [], "suppressed": -1}']
+    good = json.loads(entries[0].read_bytes())
+    junk = [b"", b"{", b"[]", json.dumps({**good, "format": 1}).encode(),
+            json.dumps({**good, "findings": [[1]]}).encode(), json.dumps({**good, "suppressed": -1}).encode()]
     for p, data in zip(entries, junk, strict=True):
         p.write_bytes(data)
     again = warm_equals_truth(repo, cache)
@@ -256,7 +259,7 @@ def test_entries_round_trip_every_field() -> None:
     ))
     f = Finding("DRA101", "name", Severity.ERROR, "msg", "a/b.yaml", Span(1, 2, 3, 4), None, "tpl.yaml", fix, 2,
                 ("items", 0), ("spec", "x"), {"rendered": {"line": 3}, "tuple": (1, 2)})
-    e = Entry(["DeviceClass", "*"], "digest", [f], [f], 1)
+    e = Entry(["DeviceClass", "*"], "digest", [f], [f], 1, ["Pod"], True, 3)
     back = Entry.from_bytes(e.to_bytes())
     assert back is not None
     assert repr(back.findings[0]) == repr(f) and back.suppressed == 1 and back.reads == ["*", "DeviceClass"]

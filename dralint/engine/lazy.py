@@ -194,8 +194,9 @@ class Input:
         return cls(sf.path, None, sf.raw, None, target, loaded=sf)
 
     @classmethod
-    def later(cls, ref: FileRef) -> Input:
-        return cls(ref.display, ref, None, None, False, unread=True)
+    def later(cls, ref: FileRef, target: bool = False) -> Input:
+        """A file read only if the caches cannot answer for it."""
+        return cls(ref.display, ref, None, None, target, unread=True)
 
     def ensure_read(self, limits: Limits) -> None:
         if self.unread and self.ref is not None:
@@ -204,6 +205,7 @@ class Input:
             self.unread = False
 
     def parse(self, limits: Limits) -> SourceFile:
+        self.ensure_read(limits)
         if self.problem is not None:
             return self.problem
         if self.loaded is not None:

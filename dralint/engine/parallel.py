@@ -116,6 +116,8 @@ def lint_parallel(run: _Run, stored: dict[int, bytes], workers: int) -> Result |
         for i, summary in summaries.items():
             if i not in parts:
                 parts[i] = summary.to_bytes()
+        for i in run.candidates:  # read while the workers parse
+            parts[i] = run.summary_bytes(i)
         pending = set(conns)
         while pending:
             for c in wait(list(pending)):
@@ -190,8 +192,8 @@ def lint_parallel(run: _Run, stored: dict[int, bytes], workers: int) -> Result |
     run.store(outcomes, reads, rows)
     if run.cache is not None:
         stats["cache_writes"] = stats.get("cache_writes", 0)
-    return run.result(outcomes, reused, files, build_index, [e for r in sorted(results, key=lambda r: r.index)
-                                                              for e in r.errors])
+    errors = [e for r in sorted(results, key=lambda r: r.index) for e in r.errors]
+    return run.result(outcomes, reused, files, build_index, errors, rows)
 
 
 def _worker(conn: Connection, job: _Job, share: list[int]) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 from dralint.engine import progress
 from dralint.engine.cache import SummaryCache, default_cache_dir
 from dralint.engine.config import Config, usable_cores
-from dralint.engine.lazy import Input, LazySourceFile, add_summary
+from dralint.engine.lazy import FileLoader, Input, LazySourceFile, add_summary
 from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.results import Entry, FileRow, Outcome, ResultsCache, row_of
 from dralint.engine.runner import InternalError, Result, _Runner, limits_for
@@ -59,10 +59,9 @@ def lint_paths(
     ``jobs`` (default: ``config.jobs``) is the number of worker processes; 0 or None picks one
     per core for large inputs and none for a handful of files.
     """
-    limits = limits_for(config)
     refs, missing = discover(paths, config.exclude, config.root, follow_symlinks,
                              respect_gitignore=config.respect_gitignore)
-    inputs = [Input.read(r, limits, target=True) for r in refs]
+    inputs = [Input.later(r, target=True) for r in refs]
     if stdin is not None:
         inputs.append(Input(stdin[0], None, stdin[1], None, True))
     if context:
@@ -128,27 +127,16 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
         if cache is not None and inp.ref is not None and inp.ref.key:
             with contextlib.suppress(OSError):
                 stat[i] = os.stat(inp.ref.path)
-        if inp.unread and cache is not None and inp.ref is not None and i in stat:
-            known = cache.known_key(inp.ref.key, stat[i])
-            entry = cache.get(known) if known else None
-            hit = FileSummary.from_bytes(entry) if entry is not None else None
-            if hit is not None:
-                inp.key = known
-                summaries[i], stored[i] = hit, entry  # type: ignore[assignment]
-                continue  # unchanged since it was summarised: not even read
+        known = cache.known_key(inp.ref.key, stat[i]) if (
+            cache is not None and inp.unread and inp.ref is not None and i in stat) else None
+        if known is not None and cache is not None and _from_cache(
+                i, inp, known, cache, results, summaries, stored, candidates):
+            continue  # unchanged since it was last seen: not even read
         inp.ensure_read(limits)
         if cache is None or inp.raw is None:
             continue
         inp.key = cache.key(inp.raw, inp.display.lower().endswith(".json"))
-        found = results.lookup(inp.display, inp.key) if results is not None and inp.target else None
-        if inp.target and found is None:
-            continue
-        entry = cache.get(inp.key)
-        hit = FileSummary.from_bytes(entry) if entry is not None else None
-        if hit is not None:
-            summaries[i], stored[i] = hit, entry  # type: ignore[assignment]
-            if found is not None:
-                candidates[i] = found
+        _from_cache(i, inp, inp.key, cache, results, summaries, stored, candidates)
     if cache is not None:
         for i, st in stat.items():
             ref, key = inputs[i].ref, inputs[i].key
@@ -157,12 +145,12 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
         if len(summaries) < len(inputs) or results is not None:
             cache.prepare()
         cache.save_paths()
-    todo = [i for i, inp in enumerate(inputs) if i not in summaries]
+    todo = [i for i in range(len(inputs)) if i not in summaries and i not in candidates]
     nbytes = sum(len(inputs[i].raw or b"") for i in todo)
     n = choose_jobs(jobs, nbytes, len(todo))
     cache_state = "off" if cache is None else str(cache.dir) if cache.enabled else f"off: {cache.problem}"
     stats: dict[str, Any] = {"jobs": n, "files": len(inputs), "parsed": len(todo),
-                             "cache": cache_state, "cache_hits": len(summaries) - len(candidates)}
+                             "cache": cache_state, "cache_hits": len(summaries)}
     run = _Run(inputs, summaries, candidates, results, config, cache, stats)
     if n > 1:
         from dralint.engine import parallel
@@ -172,6 +160,24 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
             return result
         stats["jobs"] = 1  # a worker failed: do it here
     return _lint_serial(run)
+
+
+def _from_cache(i: int, inp: Input, key: str, cache: SummaryCache, results: ResultsCache | None,
+                summaries: dict[int, FileSummary], stored: dict[int, bytes], candidates: dict[int, Entry]) -> bool:
+    """What the caches know of a file with content ``key``: for a target, stored results (checked
+    later); for a context file, its summary. True when the file need not be parsed (yet)."""
+    if inp.target:
+        found = results.lookup(inp.display, key) if results is not None else None
+        if found is None:
+            return False
+        inp.key, candidates[i] = key, found
+        return True
+    entry = cache.get(key)
+    hit = FileSummary.from_bytes(entry) if entry is not None else None
+    if hit is None or entry is None:
+        return False
+    inp.key, summaries[i], stored[i] = key, hit, entry
+    return True
 
 
 @dataclass
@@ -192,8 +198,12 @@ class _Run:
         out = []
         for i, inp in enumerate(self.inputs):
             summary = self.summaries.get(i) or parsed.get(i)
-            out.append(row_of(inp.display, inp.key, summary) if summary is not None
-                       else FileRow(inp.display, None, frozenset(), False))
+            if i in self.candidates and inp.key is not None:
+                out.append(self.candidates[i].row(inp.display, inp.key))
+            elif summary is not None:
+                out.append(row_of(inp.display, inp.key, summary))
+            else:
+                out.append(FileRow(inp.display, None, frozenset(), False))
         return out
 
     def reuse(self, rows: list[FileRow]) -> set[int]:
@@ -201,11 +211,34 @@ class _Run:
         if self.results is None or not self.candidates:
             return set()
         valid = self.results.still_valid(self.candidates, rows)
-        for i in self.candidates:
-            if i not in valid:
-                del self.summaries[i]
         self.stats["parsed"] += len(self.candidates) - len(valid)
         return valid
+
+    def summary_bytes(self, i: int) -> bytes:
+        """The stored summary of a reused target (written with its results); parsed again if it is gone."""
+        inp = self.inputs[i]
+        raw = self.cache.get(inp.key) if self.cache is not None and inp.key is not None else None
+        found = FileSummary.from_bytes(raw) if raw is not None else None
+        if found is None or raw is None:
+            found = summarize(inp.parse(limits_for(self.config)))
+            raw = found.to_bytes()
+        self.summaries[i] = found
+        return raw
+
+    def summary(self, i: int) -> FileSummary:
+        if i not in self.summaries:
+            self.summary_bytes(i)
+        return self.summaries[i]
+
+    def index_of(self, parsed: dict[int, SourceFile], loaders: list[FileLoader]) -> Index:
+        """The index of the run: parsed targets as they are, everything else from summaries."""
+        index = Index()
+        for i, inp in enumerate(self.inputs):
+            if i in parsed:
+                index.add_file(parsed[i], target=True)
+            else:
+                add_summary(index, inp.display, self.summary(i), inp.target, loaders[i])
+        return index
 
     def store(self, outcomes: dict[int, Outcome], reads: set[str], rows: list[FileRow]) -> None:
         if self.results is None:
@@ -214,7 +247,7 @@ class _Run:
         self.results.store(outcomes, keys, reads, rows)
 
     def result(self, outcomes: dict[int, Outcome], reused: set[int], files: list[SourceFile],
-               index: Index | Callable[[], Index], errors: list[InternalError]) -> Result:
+               index: Index | Callable[[], Index], errors: list[InternalError], rows: list[FileRow] | None) -> Result:
         """The run's `Result`: linted files' outcomes plus the reused entries, in input order."""
         findings: list[Finding] = []
         suppressions: list[Finding] = []
@@ -232,7 +265,14 @@ class _Run:
             self.stats["results_stale"] = self.results.stale
         return Result(findings=findings, files=files, index_or_builder=index, config=self.config,
                       selected=self.config.selected(), internal_errors=errors, suppressed=suppressed,
-                      stats=self.stats, suppressions=sorted(suppressions, key=Finding.sort_key))
+                      stats=self.stats, suppressions=sorted(suppressions, key=Finding.sort_key),
+                      known_target_objects=self.target_objects(rows))
+
+    def target_objects(self, rows: list[FileRow] | None) -> int | None:
+        """Objects in the target files, from the rows (every target has one once summarised)."""
+        if rows is None or self.results is None:
+            return None
+        return sum(r.objects for r, inp in zip(rows, self.inputs, strict=True) if inp.target)
 
 
 def _lint_serial(run: _Run) -> Result:
@@ -263,29 +303,26 @@ def _lint_serial_quiet(run: _Run) -> Result:
                 cache.put(inp.key, summary.to_bytes())
 
     for i in range(len(inputs)):
-        if i not in run.summaries:
+        if i not in run.summaries and i not in run.candidates:
             parse(i)
     rows = run.rows(own)
     reused = run.reuse(rows)
     for i in run.candidates:
         if i not in reused:
             parse(i)
-    index = Index()
-    files: list[SourceFile] = []
-    for i, inp in enumerate(inputs):
-        if i in parsed:
-            index.add_file(parsed[i], target=True)
-            files.append(parsed[i])
-        else:
-            loader = inp.loader(limits, run.stats)
-            add_summary(index, inp.display, run.summaries[i], inp.target, loader)
-            if i in reused:
-                files.append(LazySourceFile(inp.display, loader))  # parsed only if a report quotes it
+    loaders = [inp.loader(limits, run.stats) for inp in inputs]
+    files: list[SourceFile] = [
+        parsed[i] if i in parsed else LazySourceFile(inp.display, loaders[i])  # parsed again only if a report quotes it
+        for i, inp in enumerate(inputs) if i in parsed or i in reused
+    ]
+    progress.advance(len(reused))
+    if not parsed:  # every target's results hold: the index is built only if a report asks for it
+        return run.result({}, reused, files, lambda: run.index_of({}, loaders), [], rows)
+    index = run.index_of(parsed, loaders)
     runner = _Runner(run.config, index)
     trees_built(sum(len(inputs[i].raw or b"") for i in parsed))
     objects_by_file, values_by_file = runner.units_by_file()
     outcomes: dict[int, Outcome] = {}
-    progress.advance(len(reused))
     for i in sorted(parsed):
         sf = parsed[i]
         errors, silenced = len(runner.errors), len(runner.suppressions)
@@ -293,4 +330,4 @@ def _lint_serial_quiet(run: _Run) -> Result:
         outcomes[i] = Outcome(kept, suppressed, runner.suppressions[silenced:], len(runner.errors) > errors)
         progress.advance()
     run.store(outcomes, index.reads, rows)
-    return run.result(outcomes, reused, files, index, runner.errors)
+    return run.result(outcomes, reused, files, index, runner.errors, rows)

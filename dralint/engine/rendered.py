@@ -17,7 +17,7 @@ from dralint.engine import fix_hints, kustomize_sites
 from dralint.engine.config import Config
 from dralint.engine.lazy import Input
 from dralint.engine.pipeline import lint_inputs, lint_paths
-from dralint.engine.runner import Result, limits_for
+from dralint.engine.runner import Result
 from dralint.inputs.files import discover
 from dralint.inputs.helm_positions import Origin, column_of, values_path
 from dralint.inputs.kustomize_patches import PatchIndex
@@ -235,12 +235,11 @@ def lint(
         rendered.manifests |= r.manifests
         rendered.notes += r.notes
         rendered.kustomize.update(r.kustomize)
-    limits = limits_for(config)
     refs, missing = discover(plain, config.exclude, config.root, follow_symlinks,
                              respect_gitignore=config.respect_gitignore) if plain else ([], [])
     # a source file that was rendered is linted as rendered, not a second time as it stands
     rendered_sources = {str(p.resolve()) for p in rendered.origins.values()}
-    inputs = [Input.read(r, limits, target=True) for r in refs
+    inputs = [Input.later(r, target=True) for r in refs
               if _resolved(str(r.path)) not in rendered_sources and not chart_inputs.in_chart(r.path, found)]
     if stdin is not None:
         inputs.append(Input(stdin[0], None, stdin[1], None, True))

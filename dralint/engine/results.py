@@ -41,7 +41,7 @@ from dralint.inputs.index import ALL_OBJECTS, ALL_VALUES
 from dralint.model import Applicability, Edit, EditOp, Finding, Fix, ObjectRef, Severity, Span
 
 #: bump when the entry layout changes
-RESULTS_FORMAT = 1
+RESULTS_FORMAT = 2
 
 
 def config_salt(config: Config) -> str:
@@ -82,6 +82,8 @@ class FileRow:
     key: str | None
     kinds: frozenset[str]
     has_values: bool
+    #: how many objects it holds (not part of the digest: for the report's counts)
+    objects: int = 0
 
 
 def deps_digest(rows: Sequence[FileRow], reads: Iterable[str]) -> str:
@@ -116,19 +118,26 @@ class Digests:
 
 @dataclass
 class Entry:
-    """One target file's stored results."""
+    """One target file's stored results, and the file's own row (so a warm run need not read its summary)."""
 
     reads: list[str]
     deps: str
     findings: list[Finding]
     suppressions: list[Finding]
     suppressed: int
+    kinds: list[str]
+    has_values: bool
+    objects: int
+
+    def row(self, display: str, key: str) -> FileRow:
+        return FileRow(display, key, frozenset(self.kinds), self.has_values, self.objects)
 
     def to_bytes(self) -> bytes:
         return json.dumps({
             "format": RESULTS_FORMAT, "reads": sorted(self.reads), "deps": self.deps,
             "findings": [_dump(f) for f in self.findings], "suppressions": [_dump(f) for f in self.suppressions],
-            "suppressed": self.suppressed,
+            "suppressed": self.suppressed, "kinds": sorted(self.kinds), "has_values": self.has_values,
+            "objects": self.objects,
         }, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod
@@ -138,15 +147,20 @@ class Entry:
             d = json.loads(data)
             if not isinstance(d, dict) or d.get("format") != RESULTS_FORMAT:
                 return None
-            reads, deps, suppressed = d["reads"], d["deps"], d["suppressed"]
-            if not (isinstance(reads, list) and all(isinstance(r, str) for r in reads) and isinstance(deps, str)
-                    and type(suppressed) is int and suppressed >= 0):
+            reads, deps, suppressed, kinds, has_values, objects = (
+                d["reads"], d["deps"], d["suppressed"], d["kinds"], d["has_values"], d["objects"])
+            if not (_strings(reads) and isinstance(deps, str) and type(suppressed) is int and suppressed >= 0
+                    and _strings(kinds) and isinstance(has_values, bool) and type(objects) is int and objects >= 0):
                 return None
             findings = [_load(x) for x in d["findings"]]
             suppressions = [_load(x) for x in d["suppressions"]]
         except (ValueError, TypeError, LookupError, AttributeError, RecursionError):
             return None
-        return cls(reads, deps, findings, suppressions, suppressed)
+        return cls(reads, deps, findings, suppressions, suppressed, kinds, has_values, objects)
+
+
+def _strings(x: Any) -> bool:
+    return isinstance(x, list) and all(isinstance(v, str) for v in x)
 
 
 class Unstorable(TypeError):
@@ -251,7 +265,8 @@ def _load(x: Any) -> Finding:
 
 
 def row_of(display: str, key: str | None, summary: FileSummary) -> FileRow:
-    return FileRow(display, key, frozenset(o.kind or "" for o in summary.objects), bool(summary.values))
+    return FileRow(display, key, frozenset(o.kind or "" for o in summary.objects), bool(summary.values),
+                   len(summary.objects))
 
 
 @dataclass
@@ -298,8 +313,10 @@ class ResultsCache:
             if out.failed or i not in keys:
                 continue
             display, content_key = keys[i]
+            row = rows[i]
             try:
-                data = Entry(reads, deps, out.findings, out.suppressions, out.suppressed).to_bytes()
+                data = Entry(reads, deps, out.findings, out.suppressions, out.suppressed,
+                             sorted(row.kinds), row.has_values, row.objects).to_bytes()
             except (Unstorable, ValueError):  # ValueError: a circular value
                 continue  # linted afresh next time
             self.cache.put(entry_key(self.salt, content_key, display), data)

@@ -52,6 +52,13 @@ class Result:
     suppressions: list[Finding] = field(default_factory=list)
     #: how the run went (workers, cache hits, on-demand loads), for --verbose
     stats: dict[str, Any] = field(default_factory=dict)
+    #: how many objects the target files hold, when the run knows without building the index
+    known_target_objects: int | None = None
+
+    def target_objects(self) -> int:
+        if self.known_target_objects is not None:
+            return self.known_target_objects
+        return sum(1 for o in self.index.objects if o.target)
 
     @property
     def index(self) -> Index:

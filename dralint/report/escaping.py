@@ -23,8 +23,11 @@ other.
 
 from __future__ import annotations
 
+import json
+import json.encoder
 import os
 import re
+from typing import Any
 
 import click
 
@@ -106,3 +109,70 @@ def json_text(text: str) -> str:
 def echo_err(message: str) -> None:
     """Print one of dralint's messages on stderr (the only way they get there)."""
     click.echo(terminal(message), err=True)
+
+
+def pretty_json(value: Any) -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, the same text, about three times faster.
+
+    The standard library switches to its pure-Python encoder whenever ``indent`` is set, which made
+    the JSON and SARIF reports of a large run cost more than a warm check itself. This walks the
+    value once and leaves every string to the C escaper; anything but plain JSON types (a non-string
+    key, a subclass) goes to ``json.dumps`` so the text never differs (tests/test_formats.py)."""
+    out: list[str] = []
+    try:
+        _pretty(value, "\n", out)
+    except _Unusual:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    return "".join(out)
+
+
+class _Unusual(Exception):
+    pass
+
+
+_ESCAPE = json.encoder.encode_basestring
+_FLOAT = float.__repr__
+
+
+def _pretty(v: Any, nl: str, out: list[str]) -> None:
+    t = type(v)
+    if t is str:
+        out.append(_ESCAPE(v))
+    elif t is dict:
+        if not v:
+            out.append("{}")
+            return
+        inner = nl + "  "
+        sep = "{" + inner
+        for k, x in v.items():
+            if type(k) is not str:
+                raise _Unusual
+            out.append(sep)
+            out.append(_ESCAPE(k))
+            out.append(": ")
+            _pretty(x, inner, out)
+            sep = "," + inner
+        out.append(nl + "}")
+    elif t is list or t is tuple:
+        if not v:
+            out.append("[]")
+            return
+        inner = nl + "  "
+        sep = "[" + inner
+        for x in v:
+            out.append(sep)
+            _pretty(x, inner, out)
+            sep = "," + inner
+        out.append(nl + "]")
+    elif v is None:
+        out.append("null")
+    elif v is True:
+        out.append("true")
+    elif v is False:
+        out.append("false")
+    elif t is int:
+        out.append(int.__repr__(v))
+    elif t is float and v == v and v not in (float("inf"), float("-inf")):
+        out.append(_FLOAT(v))
+    else:
+        raise _Unusual

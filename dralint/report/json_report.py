@@ -6,13 +6,12 @@ Strings carry the input exactly; `escaping.json_text` only changes how a few cha
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from dralint.engine.runner import Result
 from dralint.model import Finding, Severity
 from dralint.report import ReportOptions
-from dralint.report.escaping import json_text
+from dralint.report.escaping import json_text, pretty_json
 
 FORMAT_VERSION = 1
 
@@ -29,7 +28,7 @@ def summary_json(result: Result) -> dict[str, Any]:
     profile = result.config.profile
     return {
         "files": len(result.files),
-        "objects": sum(1 for o in result.index.objects if o.target),
+        "objects": result.target_objects(),
         "findings": len(result.findings),
         "errors": counts[Severity.ERROR],
         "warnings": counts[Severity.WARNING],
@@ -62,4 +61,4 @@ def render(result: Result, opts: ReportOptions) -> str:
         "suppressed": [suppressed_json(f) for f in result.suppressions],
         "summary": summary_json(result),
     }
-    return json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+    return json_text(pretty_json(doc)) + "\n"

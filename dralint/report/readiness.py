@@ -11,7 +11,6 @@ in a cluster dump) are not counted again: the owner stands for them.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -25,7 +24,7 @@ from dralint.inputs import dra
 from dralint.inputs.index import Index, K8sObject
 from dralint.knowledge import k8s
 from dralint.model import Finding, Severity
-from dralint.report.escaping import json_text, terminal
+from dralint.report.escaping import json_text, pretty_json, terminal
 from dralint.report.markdown import escape
 from dralint.report.sarif import help_uri
 
@@ -284,7 +283,7 @@ def render_markdown(r: Readiness) -> str:
 
 def render(r: Readiness, fmt: str) -> str:
     if fmt == "json":
-        return json_text(json.dumps(r.as_json(), indent=2, ensure_ascii=False)) + "\n"
+        return json_text(pretty_json(r.as_json())) + "\n"
     if fmt == "markdown":
         return render_markdown(r)
     return terminal(render_text(r))  # names and paths come from the input: no control character passes

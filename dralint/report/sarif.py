@@ -23,7 +23,7 @@ from dralint.engine.runner import Result
 from dralint.knowledge.catalog import RuleMeta, catalog
 from dralint.model import Applicability, Finding, Severity
 from dralint.report import ReportOptions
-from dralint.report.escaping import json_text
+from dralint.report.escaping import json_text, pretty_json
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 PROJECT_URI = "https://github.com/dralint/dralint"
@@ -207,4 +207,4 @@ def build(result: Result, root: Path | None = None) -> dict[str, Any]:
 
 def render(result: Result, opts: ReportOptions) -> str:
     # the exact text, spelt so that printing the log in a terminal or a CI job is safe too
-    return json_text(json.dumps(build(result, Path(os.getcwd())), indent=2, ensure_ascii=False)) + "\n"
+    return json_text(pretty_json(build(result, Path(os.getcwd())))) + "\n"
