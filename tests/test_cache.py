@@ -13,7 +13,7 @@ from dralint.engine.cache import SummaryCache
 from dralint.engine.config import build_config
 from dralint.engine.pipeline import lint_paths
 from dralint.engine.runner import Result
-from dralint.engine.summary import FileSummary, SummaryObject, SummaryValues, summarize
+from dralint.engine.summary import SUMMARY_FORMAT, FileSummary, SummaryObject, SummaryValues, summarize
 from dralint.inputs.files import DEFAULT_EXCLUDES, discover
 from dralint.inputs.load import load_bytes
 from tests.test_parallel import canonical
@@ -140,7 +140,7 @@ def test_entries_are_json_never_pickle(repo: Path, user_cache: Path) -> None:
         raw = p.read_bytes()
         head_text, _, body = raw.partition(b"\n")
         head = json.loads(head_text)
-        assert head["format"] == 2
+        assert head["format"] == SUMMARY_FORMAT
         refs = [o[6] for o in head["objects"]] + [v[1] for v in head["values"]]
         for start, end in (r for r in refs if r is not None):
             json.loads(body[start:end])  # every carried object is plain JSON text
@@ -184,21 +184,26 @@ def test_summary_carries_lookups_and_defers_the_rest() -> None:
     rct = next(o for o in back.objects if o.kind == "ResourceClaimTemplate")
     assert rct.data.value() == kinds["ResourceClaimTemplate"].data  # decoded on demand
     assert back.values[0].data.value() == {"foo": "bar"}
-    assert FileSummary.from_bytes(b'{"format":2,"docs":[],"objects":[[0,[],null,"X",null,null,[0,99],true]],'
-                                  b'"values":[]}\n{}') is None  # a blob outside the entry
+    assert FileSummary.from_bytes(b'{"format":3,"docs":[],"objects":[[0,[],null,"X",null,null,[0,99],true]],'
+                                  b'"values":[],"claim_refs":[]}\n{}') is None  # a blob outside the entry
 
 
 def test_stored_summary_form_is_pinned() -> None:
-    """The cache entry layout (SUMMARY_FORMAT 2): one JSON line of positional records in field order,
+    """The cache entry layout (SUMMARY_FORMAT 3): one JSON line of positional records in field order,
     then the carried data; changing it needs a new format number (old entries must read as misses)."""
-    sf = load_bytes("x.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\nfoo: bar\n")
+    sf = load_bytes("x.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\nfoo: bar\n---\n"
+                              b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims:\n"
+                              b"  - {name: g, resourceClaimName: shared}\n  containers: []\n")
     assert summarize(sf).to_bytes() == (
-        b'{"format":2,"docs":[[0,null],[1,null]],"objects":[[0,[],"v1","ConfigMap","c",null,null,false]],'
-        b'"values":[[1,[0,13],true]]}\n{"foo":"bar"}'
+        b'{"format":3,"docs":[[0,null],[1,null],[2,null]],"objects":[[0,[],"v1","ConfigMap","c",null,null,false],'
+        b'[2,[],"v1","Pod","p",null,null,false]],"values":[[1,[0,13],true]],"claim_refs":[[1,"shared"]]}\n'
+        b'{"foo":"bar"}'
     )
-    assert FileSummary.from_bytes(b'{"format":1,"docs":[],"objects":[],"values":[]}\n') is None
-    assert FileSummary.from_bytes(b'{"format":2,"docs":[[0,null]],"objects":[[0,[],"v1","X","c",null,null]],'
-                                  b'"values":[]}\n') is None  # a record with a field missing
+    assert FileSummary.from_bytes(b'{"format":2,"docs":[],"objects":[],"values":[]}\n') is None
+    assert FileSummary.from_bytes(b'{"format":3,"docs":[[0,null]],"objects":[[0,[],"v1","X","c",null,null]],'
+                                  b'"values":[],"claim_refs":[]}\n') is None  # a record with a field missing
+    assert FileSummary.from_bytes(b'{"format":3,"docs":[],"objects":[],"values":[],"claim_refs":[[0,"x"]]}\n'
+                                  ) is None  # a claim reference to an object that is not there
 
 
 def test_rules_reading_undeclared_context_data_still_see_it(repo: Path, user_cache: Path) -> None:
@@ -249,3 +254,19 @@ def test_cache_dir_option_environment_and_config(repo: Path, user_cache: Path, t
     err = capsys.readouterr().err
     assert "--cache-dir" in err and "DRALINT_CACHE_DIR" in err and "Traceback" not in err
     assert not (repo / "build" / "lint-cache").exists()
+
+
+def test_summary_from_the_index_objects_is_the_summary_of_the_file() -> None:
+    """A parsed target is summarised from the objects the rules worked on: the same bytes as from scratch."""
+    from dralint.inputs.index import Index
+
+    raw = (b"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a},"
+           b" spec: {resourceClaims: [{name: g, resourceClaimName: c}], containers: []}}\n"
+           b"- {apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: c}, spec: {}}\n---\n"
+           b"foo: bar\n---\n[1, 2]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\n")
+    sf = load_bytes("x.yaml", raw)
+    index = Index()
+    index.add_file(sf, target=True)
+    known = [*index.objects, *index.values]
+    assert summarize(sf, known).to_bytes() == summarize(sf).to_bytes()
+    assert summarize(sf).claim_refs == ((0, "c"),)

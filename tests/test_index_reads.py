@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from dralint.inputs.index import ALL_OBJECTS, ALL_VALUES, Index
 from dralint.inputs.load import load_bytes
@@ -44,3 +45,44 @@ def test_queries_record_what_they_asked() -> None:
     assert index.reads == {"DeviceClass", "ResourceSlice", "ResourceClaim", "Namespace"}
     assert [o.name for o in index.all_objects()] == ["x"] and ALL_OBJECTS in index.reads
     assert len(index.all_values()) == 1 and ALL_VALUES in index.reads
+
+
+def _deployment(name: str, claim: str, replicas: int = 2) -> str:
+    return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: ml}}\nspec:\n"
+            f"  replicas: {replicas}\n  template:\n    spec:\n      resourceClaims:\n"
+            f"      - {{name: gpu, resourceClaimName: {claim}}}\n      containers:\n      - name: c\n"
+            "        image: busybox\n        resources: {claims: [{name: gpu}]}\n")
+
+
+def test_claim_users_come_from_summaries_without_loading_workloads(tmp_path: Path, monkeypatch: Any) -> None:
+    """DRA307 offers its fix only for a claim no other workload uses; counting the users of a claim
+    across a repository reads the summaries' claim references, never the context workloads themselves."""
+    from dralint.engine.config import build_config
+    from dralint.engine.pipeline import lint_paths
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    repo = tmp_path / "repo"
+    (repo / "apps").mkdir(parents=True)
+    claim = ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: shared, namespace: ml}\n"
+             "spec:\n  devices:\n    requests:\n    - name: gpu\n      exactly: {deviceClassName: gpu.nvidia.com}\n")
+    (repo / "claim.yaml").write_text(claim)
+    target = repo / "apps" / "train.yaml"
+    target.write_text(_deployment("train", "shared"))
+    (repo / "apps" / "other.yaml").write_text(_deployment("other", "alone", replicas=1))
+
+    def run() -> Any:
+        config = build_config({}, None, repo)
+        config.cache_dir = str(tmp_path / "xdg" / "dralint" / "c")
+        return lint_paths([str(target)], config, context=[str(repo)], jobs=1)
+
+    def dra307_fix(r: Any) -> bool:
+        (f,) = [f for f in r.findings if f.rule == "DRA307"]
+        return f.fix is not None
+
+    assert dra307_fix(run())  # nobody else names `shared`: the claim can become a template
+    (repo / "apps" / "other.yaml").write_text(_deployment("other", "shared", replicas=1))
+    run()  # the context's summaries are cached
+    (repo / "apps" / "train.yaml").write_text(_deployment("train", "shared", replicas=3))
+    r = run()
+    assert not dra307_fix(r)  # `other` shares it on purpose: no fix that would split them
+    assert r.stats.get("on_demand_loads", 0) == 0

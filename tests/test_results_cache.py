@@ -259,7 +259,7 @@ def test_entries_round_trip_every_field() -> None:
     ))
     f = Finding("DRA101", "name", Severity.ERROR, "msg", "a/b.yaml", Span(1, 2, 3, 4), None, "tpl.yaml", fix, 2,
                 ("items", 0), ("spec", "x"), {"rendered": {"line": 3}, "tuple": (1, 2)})
-    e = Entry(["DeviceClass", "*"], "digest", [f], [f], 1, ["Pod"], True, 3)
+    e = Entry(["DeviceClass", "*"], "digest", [f], [f], 1, ["Pod"], True, 3, ["ml/claim"])
     back = Entry.from_bytes(e.to_bytes())
     assert back is not None
     assert repr(back.findings[0]) == repr(f) and back.suppressed == 1 and back.reads == ["*", "DeviceClass"]

@@ -17,7 +17,6 @@ only remove, so every path a rule reports on still exists in the file.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Iterator
 from functools import cache
@@ -25,6 +24,7 @@ from typing import Any
 
 from dralint.checks.registry import Context
 from dralint.inputs.index import K8sObject
+from dralint.inputs.load import LMap, LSeq
 from dralint.knowledge import k8s
 from dralint.knowledge.catalog import load_data
 from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, for_profile, match_paths, minor_key
@@ -74,9 +74,39 @@ def apply_defaults(data: dict[str, Any], kind: str, version: str, minor: str | N
     default applies, else ``data`` itself (most objects need none, and this runs on every DRA object)."""
     if not _fill(data, kind, version, minor, write=False):
         return data
-    out = copy.deepcopy(data)
+    out: dict[str, Any] = clone(data)
     _fill(out, kind, version, minor, write=True)
     return out
+
+
+def clone(v: Any) -> Any:
+    """A copy of a loaded tree that can be changed without touching the original: mappings and
+    sequences are new (positioned ones keep their positions), scalars are shared. `copy.deepcopy`
+    did the same through the pickle protocol and was the largest cost of a check on DRA objects."""
+    t = v.__class__
+    if t is dict:
+        return {k: clone(x) for k, x in v.items()}
+    if t is list:
+        return [clone(x) for x in v]
+    if t is LMap:
+        m = LMap((k, clone(x)) for k, x in v.items())
+        for slot in ("lc", "s", "e"):
+            if hasattr(v, slot):
+                setattr(m, slot, getattr(v, slot))
+        return m
+    if t is LSeq:
+        q = LSeq(clone(x) for x in v)
+        for slot in ("lc", "s", "e"):
+            if hasattr(v, slot):
+                setattr(q, slot, getattr(v, slot))
+        return q
+    return v  # str, int, float, bool, None: immutable
+
+
+def _with_data(obj: K8sObject, data: dict[str, Any]) -> K8sObject:
+    """The object with other data (built directly: index objects from summaries have their own
+    constructor, which `dataclasses.replace` would call with the wrong arguments)."""
+    return K8sObject(obj.file, obj.doc, data, obj.base_path, obj.target)
 
 
 def _fill(data: dict[str, Any], kind: str, version: str, minor: str | None, write: bool) -> bool:
@@ -119,7 +149,7 @@ def defaulted(obj: K8sObject, ctx: Context) -> K8sObject:
         if obj.group == GROUP and obj.kind:
             data = apply_defaults(obj.data, obj.kind, obj.version, ctx.profile.kubernetes_version)
             if data is not obj.data:
-                hit = dataclasses.replace(obj, data=data)
+                hit = _with_data(obj, data)
         ctx.cache[key] = hit
     return hit
 
@@ -135,9 +165,9 @@ def admitted(obj: K8sObject, ctx: Context) -> K8sObject:
             # reported by DRA501 together with the rejection it causes
             uses = [u for u in lc.gated_uses(obj.kind, base.data, []) if u.control.when_off == "dropped"]
             if uses:
-                data = copy.deepcopy(base.data)
+                data = clone(base.data)
                 for use in sorted(uses, key=lambda u: len(u.path), reverse=True):
                     _drop(data, use.path)
-                hit = dataclasses.replace(obj, data=data)
+                hit = _with_data(obj, data)
         ctx.cache[key] = hit
     return hit

@@ -7,7 +7,7 @@ from typing import Any
 
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra, intended
-from dralint.inputs.index import K8sObject, same_namespace
+from dralint.inputs.index import K8sObject
 from dralint.knowledge import k8s, workloads
 from dralint.model import Applicability, Edit, Fix, JsonPath, Severity, Violation, same, to_plain
 from dralint.suggest import closest
@@ -358,15 +358,7 @@ def _refuse_claim_fix(obj: K8sObject, claim: dra.PodClaim, ctx: Context) -> bool
     found = [o for o in dra.resolve(ctx.index, claim, obj.namespace) if o.kind == "ResourceClaim"]
     if any(_claim_spec_errors(rc, ctx) for rc in found):
         return True
-    users = 0
-    for other in ctx.index.all_objects():
-        if not same_namespace(other.namespace, obj.namespace):
-            continue
-        for ps in other.pod_specs:
-            if any(c.claim_name == claim.claim_name for c in dra.pod_claims(ps)):
-                users += 1
-                break
-    return users > 1
+    return claim.claim_name is not None and ctx.index.claim_users(claim.claim_name, obj.namespace) > 1
 
 
 @rule("DRA309", needs="claims")

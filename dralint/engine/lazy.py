@@ -154,9 +154,14 @@ def add_summary(index: Index, display: str, summary: FileSummary, target: bool,
     index.files.append(sf)
     docs = {d.doc: Document(d.doc, None, 0, 0, d.source) for d in summary.docs}
     sf.documents = list(docs.values())
-    for o in summary.objects:
-        index.add(RemoteObject(sf, docs[o.doc], o.base_path, [o.api_version, o.kind, o.name, o.namespace], o.data,
-                               loader, target))
+    refs: dict[int, list[str]] = {}
+    for position, name in summary.claim_refs:
+        refs.setdefault(position, []).append(name)
+    for position, o in enumerate(summary.objects):
+        obj = RemoteObject(sf, docs[o.doc], o.base_path, [o.api_version, o.kind, o.name, o.namespace], o.data,
+                           loader, target)
+        obj.claim_names = tuple(refs.get(position, ()))  # from the summary: no load to count a claim's users
+        index.add(obj)
     for v in summary.values:
         index.add_values(RemoteValues(sf, docs[v.doc], v.data, v.carried, loader, target))
 

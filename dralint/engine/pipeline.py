@@ -290,13 +290,7 @@ def _lint_serial_quiet(run: _Run) -> Result:
         inp = inputs[i]
         sf = inp.parse(limits)
         if inp.target:
-            parsed[i] = sf
-            key = inp.key
-            store = cache is not None and key is not None and not cache.has(key)
-            if run.results is not None or store:
-                own[i] = summary = summarize(sf)
-                if cache is not None and key is not None and store:
-                    cache.put(key, summary.to_bytes())
+            parsed[i] = sf  # summarised after linting, from the objects the rules have worked on
         else:
             summary = run.summaries[i] = summarize(sf)  # the parse tree goes; the summary keeps what the index needs
             if cache is not None and inp.key is not None:
@@ -305,11 +299,15 @@ def _lint_serial_quiet(run: _Run) -> Result:
     for i in range(len(inputs)):
         if i not in run.summaries and i not in run.candidates:
             parse(i)
-    rows = run.rows(own)
-    reused = run.reuse(rows)
-    for i in run.candidates:
-        if i not in reused:
-            parse(i)
+    rows: list[FileRow] | None = None
+    reused: set[int] = set()
+    if run.candidates:  # the changed targets are part of what the stored results depend on
+        own.update((i, summarize(sf)) for i, sf in parsed.items())
+        rows = run.rows(own)
+        reused = run.reuse(rows)
+        for i in run.candidates:
+            if i not in reused:
+                parse(i)
     loaders = [inp.loader(limits, run.stats) for inp in inputs]
     files: list[SourceFile] = [
         parsed[i] if i in parsed else LazySourceFile(inp.display, loaders[i])  # parsed again only if a report quotes it
@@ -329,5 +327,15 @@ def _lint_serial_quiet(run: _Run) -> Result:
         kept, suppressed = runner.lint_file(sf, objects_by_file.get(id(sf), ()), values_by_file.get(id(sf), ()))
         outcomes[i] = Outcome(kept, suppressed, runner.suppressions[silenced:], len(runner.errors) > errors)
         progress.advance()
-    run.store(outcomes, index.reads, rows)
+    if cache is not None and run.results is not None:
+        for i, sf in parsed.items():
+            if i not in own:
+                own[i] = summarize(sf, [*objects_by_file.get(id(sf), ()), *values_by_file.get(id(sf), ())])
+            key = inputs[i].key
+            if key is not None and not cache.has(key):
+                cache.put(key, own[i].to_bytes())
+        if rows is None:
+            rows = run.rows(own)
+    if rows is not None:
+        run.store(outcomes, index.reads, rows)
     return run.result(outcomes, reused, files, index, runner.errors, rows)

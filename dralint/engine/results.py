@@ -37,11 +37,11 @@ from typing import Any, get_args
 from dralint.engine.cache import SummaryCache
 from dralint.engine.config import Config
 from dralint.engine.summary import FileSummary
-from dralint.inputs.index import ALL_OBJECTS, ALL_VALUES
+from dralint.inputs.index import ALL_OBJECTS, ALL_VALUES, CLAIM_REFS
 from dralint.model import Applicability, Edit, EditOp, Finding, Fix, ObjectRef, Severity, Span
 
 #: bump when the entry layout changes
-RESULTS_FORMAT = 2
+RESULTS_FORMAT = 3
 
 
 def config_salt(config: Config) -> str:
@@ -84,6 +84,8 @@ class FileRow:
     has_values: bool
     #: how many objects it holds (not part of the digest: for the report's counts)
     objects: int = 0
+    #: ``namespace/claim`` for every ResourceClaim its pods name (`Index.claim_users`), sorted
+    claim_refs: tuple[str, ...] = ()
 
 
 def deps_digest(rows: Sequence[FileRow], reads: Iterable[str]) -> str:
@@ -91,6 +93,7 @@ def deps_digest(rows: Sequence[FileRow], reads: Iterable[str]) -> str:
     wanted = set(reads)
     every = ALL_OBJECTS in wanted
     values = ALL_VALUES in wanted
+    refs = CLAIM_REFS in wanted
     h = hashlib.blake2b(digest_size=16)
     h.update("\0".join(sorted(wanted)).encode())
     for row in rows:
@@ -98,6 +101,8 @@ def deps_digest(rows: Sequence[FileRow], reads: Iterable[str]) -> str:
             if row.key is None:
                 return "never"  # a file without a content key cannot be compared with a stored run
             h.update(f"\n{row.display}\0{row.key}".encode())
+        elif refs and row.claim_refs:  # only which claims its pods name, not the rest of the file
+            h.update(f"\n{row.display}\0refs\0{chr(0).join(row.claim_refs)}".encode())
     return h.hexdigest()
 
 
@@ -128,16 +133,17 @@ class Entry:
     kinds: list[str]
     has_values: bool
     objects: int
+    claim_refs: list[str]
 
     def row(self, display: str, key: str) -> FileRow:
-        return FileRow(display, key, frozenset(self.kinds), self.has_values, self.objects)
+        return FileRow(display, key, frozenset(self.kinds), self.has_values, self.objects, tuple(self.claim_refs))
 
     def to_bytes(self) -> bytes:
         return json.dumps({
             "format": RESULTS_FORMAT, "reads": sorted(self.reads), "deps": self.deps,
             "findings": [_dump(f) for f in self.findings], "suppressions": [_dump(f) for f in self.suppressions],
             "suppressed": self.suppressed, "kinds": sorted(self.kinds), "has_values": self.has_values,
-            "objects": self.objects,
+            "objects": self.objects, "claim_refs": self.claim_refs,
         }, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod
@@ -147,16 +153,17 @@ class Entry:
             d = json.loads(data)
             if not isinstance(d, dict) or d.get("format") != RESULTS_FORMAT:
                 return None
-            reads, deps, suppressed, kinds, has_values, objects = (
-                d["reads"], d["deps"], d["suppressed"], d["kinds"], d["has_values"], d["objects"])
+            reads, deps, suppressed, kinds, has_values, objects, refs = (
+                d["reads"], d["deps"], d["suppressed"], d["kinds"], d["has_values"], d["objects"], d["claim_refs"])
             if not (_strings(reads) and isinstance(deps, str) and type(suppressed) is int and suppressed >= 0
-                    and _strings(kinds) and isinstance(has_values, bool) and type(objects) is int and objects >= 0):
+                    and _strings(kinds) and isinstance(has_values, bool) and type(objects) is int and objects >= 0
+                    and _strings(refs)):
                 return None
             findings = [_load(x) for x in d["findings"]]
             suppressions = [_load(x) for x in d["suppressions"]]
         except (ValueError, TypeError, LookupError, AttributeError, RecursionError):
             return None
-        return cls(reads, deps, findings, suppressions, suppressed, kinds, has_values, objects)
+        return cls(reads, deps, findings, suppressions, suppressed, kinds, has_values, objects, refs)
 
 
 def _strings(x: Any) -> bool:
@@ -265,8 +272,9 @@ def _load(x: Any) -> Finding:
 
 
 def row_of(display: str, key: str | None, summary: FileSummary) -> FileRow:
+    refs = sorted({f"{summary.objects[i].namespace or ''}/{name}" for i, name in summary.claim_refs})
     return FileRow(display, key, frozenset(o.kind or "" for o in summary.objects), bool(summary.values),
-                   len(summary.objects))
+                   len(summary.objects), tuple(refs))
 
 
 @dataclass
@@ -316,7 +324,7 @@ class ResultsCache:
             row = rows[i]
             try:
                 data = Entry(reads, deps, out.findings, out.suppressions, out.suppressed,
-                             sorted(row.kinds), row.has_values, row.objects).to_bytes()
+                             sorted(row.kinds), row.has_values, row.objects, list(row.claim_refs)).to_bytes()
             except (Unstorable, ValueError):  # ValueError: a circular value
                 continue  # linted afresh next time
             self.cache.put(entry_key(self.salt, content_key, display), data)

@@ -7,6 +7,7 @@ worker processes exchange."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -26,7 +27,7 @@ CARRIED_KINDS = frozenset({
 CARRIED_GROUPS = ("resource.k8s.io", "nvidia.com")
 #: non-Kubernetes documents (Helm values, plugin configs) travel in full up to this many characters
 CARRIED_VALUES_CHARS = 256 * 1024
-SUMMARY_FORMAT = 2
+SUMMARY_FORMAT = 3
 
 
 def carried(obj: K8sObject) -> bool:
@@ -99,16 +100,25 @@ class FileSummary:
     docs: tuple[SummaryDoc, ...]
     objects: tuple[SummaryObject, ...]
     values: tuple[SummaryValues, ...]
+    #: (position in ``objects``, claim name) for every ResourceClaim an object's pods name: rules
+    #: count a claim's users across the repository (DRA308) without loading every workload
+    claim_refs: tuple[tuple[int, str], ...] = ()
 
     @classmethod
-    def of(cls, sf: SourceFile) -> FileSummary:
+    def of(cls, sf: SourceFile, known: Sequence[K8sObject | ValuesDoc] | None = None) -> FileSummary:
+        """The summary of a parsed file; ``known``: the index's objects and values of it, which have
+        already worked out their identity and claims for the rules (else they are made again)."""
         docs: list[SummaryDoc] = []
         objects: list[SummaryObject] = []
         values: list[SummaryValues] = []
+        refs: list[tuple[int, str]] = []
+        by_doc: dict[int, list[K8sObject | ValuesDoc]] = {}
+        for u in known or ():
+            by_doc.setdefault(id(u.doc), []).append(u)
         for doc in sf.documents:
             if doc.skip:
                 continue
-            units = objects_of(sf, doc, False)
+            units = by_doc.get(id(doc), []) if known is not None else objects_of(sf, doc, False)
             if not units:
                 continue
             docs.append(SummaryDoc(doc.index, doc.source))
@@ -118,9 +128,10 @@ class FileSummary:
                     values.append(SummaryValues(doc.index, u.data if keep else None, keep))
                 else:
                     keep = carried(u)
+                    refs.extend((len(objects), name) for name in u.claim_names)
                     objects.append(SummaryObject(doc.index, u.base_path, u.api_version, u.kind, u.name, u.namespace,
                                                  u.data if keep else None, keep))
-        return cls(tuple(docs), tuple(objects), tuple(values))
+        return cls(tuple(docs), tuple(objects), tuple(values), tuple(refs))
 
     def to_bytes(self) -> bytes:
         blobs: list[bytes] = []
@@ -144,6 +155,7 @@ class FileSummary:
             "objects": [[o.doc, o.base_path, o.api_version, o.kind, o.name, o.namespace, ref(o.data, o.carried),
                          o.carried] for o in self.objects],
             "values": [[v.doc, ref(v.data, v.carried), v.carried] for v in self.values],
+            "claim_refs": [list(r) for r in self.claim_refs],
         }
         return b"".join([json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), b"\n", *blobs])
 
@@ -206,10 +218,15 @@ class FileSummary:
                         return None
                     blob = Blob(body, r[0], r[1])
                 values.append(SummaryValues(doc, blob, keep is True))
+            refs: list[tuple[int, str]] = []
+            for position, name in head["claim_refs"]:
+                if position.__class__ is not int or not 0 <= position < len(objects) or name.__class__ is not str:
+                    return None
+                refs.append((position, name))
         except (ValueError, TypeError, LookupError, AttributeError, RecursionError):
             return None
-        return cls(tuple(docs), tuple(objects), tuple(values))
+        return cls(tuple(docs), tuple(objects), tuple(values), tuple(refs))
 
 
-def summarize(sf: SourceFile) -> FileSummary:
-    return FileSummary.of(sf)
+def summarize(sf: SourceFile, known: Sequence[K8sObject | ValuesDoc] | None = None) -> FileSummary:
+    return FileSummary.of(sf, known)

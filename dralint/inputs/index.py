@@ -88,6 +88,19 @@ class K8sObject:
         return k8s.pod_specs(self.kind, self.data)
 
     @cached_property
+    def claim_names(self) -> tuple[str, ...]:
+        """The ResourceClaims its pods name (``resourceClaimName``), each once."""
+        names: dict[str, None] = {}
+        for ps in self.pod_specs:
+            for _, c in k8s.pod_claims(ps):
+                src = c.get("source")
+                name = _text(c.get("resourceClaimName")) or (
+                    _text(src.get("resourceClaimName")) if isinstance(src, dict) else None)
+                if name:
+                    names[name] = None
+        return tuple(names)
+
+    @cached_property
     def facets(self) -> int:
         """`POD`/`CLAIMS`/`DRA` bits, so that the engine skips the rules that would find nothing to look at."""
         dra = DRA if self.group == k8s.DRA_GROUP else 0
@@ -110,9 +123,14 @@ class ValuesDoc:
     target: bool = True
 
 
+def _text(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
 #: `Index.reads` entries that are not kinds
 ALL_OBJECTS = "*"
 ALL_VALUES = "@values"
+CLAIM_REFS = "@claim-refs"
 
 
 def same_namespace(a: str | None, b: str | None) -> bool:
@@ -139,6 +157,8 @@ class Index:
     _by_kind: dict[str, list[K8sObject]] = field(default_factory=lambda: defaultdict(list))
     _by_kind_name: dict[tuple[str, str], list[K8sObject]] = field(default_factory=lambda: defaultdict(list))
     _values_by_file: dict[int, list[ValuesDoc]] = field(default_factory=lambda: defaultdict(list))
+    #: claim name -> the namespace of every object whose pods name it (built on first use)
+    _claim_users: dict[str, list[str | None]] | None = None
 
     def add_file(self, sf: SourceFile, target: bool = True) -> None:
         self.files.append(sf)
@@ -152,6 +172,7 @@ class Index:
                     self.add(obj)
 
     def add(self, obj: K8sObject) -> None:
+        self._claim_users = None
         self.objects.append(obj)
         kind = obj.kind or ""
         self._by_kind[kind].append(obj)
@@ -186,6 +207,17 @@ class Index:
         """Every values document (Helm values, plugin configs) of every file."""
         self.reads.add(ALL_VALUES)
         return self.values
+
+    def claim_users(self, name: str, namespace: str | None) -> int:
+        """How many objects in ``namespace`` have pods that name the ResourceClaim ``name``."""
+        self.reads.add(CLAIM_REFS)
+        if self._claim_users is None:
+            table: dict[str, list[str | None]] = defaultdict(list)
+            for o in self.objects:
+                for n in o.claim_names:
+                    table[n].append(o.namespace)
+            self._claim_users = table
+        return sum(1 for ns in self._claim_users.get(name, ()) if same_namespace(ns, namespace))
 
     def values_in(self, sf: SourceFile) -> list[ValuesDoc]:
         """The values documents of one file (a rule reading its own file depends on nothing else)."""
