@@ -44,7 +44,9 @@ def _invoke(args: list[str], cwd: Path) -> tuple[int, str, str]:
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every file the user has (dralint's own cache directory, which a check creates, aside)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".dralint_cache" not in p.relative_to(root).parts}
 
 
 def _chart(root: Path) -> Path:

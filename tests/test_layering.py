@@ -147,4 +147,14 @@ def test_the_checker_sees_deferred_imports() -> None:
     """The layering test itself: imports inside functions and `from package import module` count."""
     found = {target for _, target in imports(PKG / "engine" / "pipeline.py")}
     assert "dralint.engine.parallel" in found  # imported inside lint_inputs
-    assert "dralint.cli.check" in {target for _, target in imports(PKG / "cli" / "app.py")}
+    # `from package import module` names the module
+    assert "dralint.engine.charts" in {target for _, target in imports(PKG / "engine" / "rendered.py")}
+
+
+def test_the_app_names_every_command_module() -> None:
+    """The app imports its commands by name when they run (`COMMANDS`): each must exist and be one."""
+    from dralint.cli.app import COMMANDS, cli
+
+    assert {m for m, _ in COMMANDS.values()} <= CLI_COMMANDS
+    for name in COMMANDS:
+        assert cli.get_command(None, name) is not None  # type: ignore[arg-type]

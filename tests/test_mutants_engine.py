@@ -135,5 +135,5 @@ def test_a_warm_cache_does_not_read_unchanged_context_files(tmp_path: Path, monk
 
     cold_rules, cold_read = run()
     warm_rules, warm_read = run()
-    assert cold_read == ["template.yaml"]  # the context file is read once ...
+    assert cold_read == ["pod.yaml", "template.yaml"]  # every file is read once ...
     assert warm_rules == cold_rules and warm_read == []  # ... and then comes from the cache, unread

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import sys
@@ -15,24 +16,41 @@ from collections.abc import Sequence
 import click
 
 from dralint import __version__
-from dralint.cli import check, fix, migrate, report, rules
 from dralint.cli.options import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from dralint.engine.config import ConfigError
 from dralint.report.escaping import echo_err
 
+#: command -> (module in dralint.cli, attribute: a command, or a function that makes one). A command's
+#: module is imported when that command runs (or help lists them): a pre-commit `check` of one file
+#: should not pay for importing the migration planner.
+COMMANDS = {
+    "check": ("check", "check"),
+    "rules": ("rules", "rules_cmd"),
+    "explain": ("rules", "explain"),
+    "report": ("report", "command"),
+    "fix": ("fix", "command"),
+    "migrate": ("migrate", "command"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        if cmd_name not in self.commands:
+            module, attr = COMMANDS[cmd_name]
+            made = getattr(importlib.import_module(f"dralint.cli.{module}"), attr)
+            self.commands[cmd_name] = made if isinstance(made, click.Command) else made()
+        return self.commands[cmd_name]
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dralint")
 def cli() -> None:
     """Lint Kubernetes manifests for Dynamic Resource Allocation and migrate them off the device plugin."""
-
-
-cli.add_command(check.check)  # `dralint check`
-cli.add_command(rules.rules_cmd)  # `dralint rules`
-cli.add_command(rules.explain)  # `dralint explain`
-cli.add_command(report.command())  # `dralint report`
-cli.add_command(fix.command())  # `dralint fix`
-cli.add_command(migrate.command())  # `dralint migrate`
 
 
 def main(argv: Sequence[str] | None = None) -> int:
