@@ -301,6 +301,7 @@ def test_render_cost_of_the_shared_charts(tmp_path: Path) -> None:
 # -- pre-commit, as the README shows it ---------------------------------------------------------------
 
 
+@pytest.mark.integration  # the real pre-commit, like tests/test_precommit.py
 def test_readme_pre_commit_snippet_on_a_repo_with_a_chart_and_an_overlay(tmp_path: Path,
                                                                          pre_commit: PreCommit) -> None:
     repo = tmp_path / "manifests"

@@ -4,7 +4,7 @@ pre-commit installs the hooks into a virtualenv of its own (pip, from the packag
 a user's `pre-commit install` would, from a snapshot of the checkout's current files (committed or
 not) in a temporary git repository: each test's configuration names that repository like the
 README's snippet names ours. The environment is installed once per test session (the `pre_commit`
-fixture in conftest.py, about half a minute); deselect these tests with `-m 'not integration'`.
+fixture in conftest.py, some 15 seconds); deselect these tests with `-m 'not integration'`.
 """
 
 from __future__ import annotations
