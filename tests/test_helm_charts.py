@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from click.testing import CliRunner
 from dralint.cli.app import cli
 from dralint.inputs.render import helm_engine
 
-from .conftest import CORPUS, requires_shared
+from .conftest import CORPUS, PreCommit, git, requires_shared
 
 pytestmark = pytest.mark.skipif(helm_engine() is None, reason="no Helm renderer (helm binary or dralint[helm])")
 
@@ -302,12 +301,9 @@ def test_render_cost_of_the_shared_charts(tmp_path: Path) -> None:
 # -- pre-commit, as the README shows it ---------------------------------------------------------------
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
-def test_readme_pre_commit_snippet_on_a_repo_with_a_chart_and_an_overlay(tmp_path: Path) -> None:
-    pre_commit = Path(sys.executable).with_name("pre-commit")
-    if not pre_commit.is_file():
-        pytest.skip("pre-commit is not installed (pip install -e '.[test]')")
-    repo_root = Path(__file__).resolve().parents[1]
+@pytest.mark.integration  # the real pre-commit, like tests/test_precommit.py
+def test_readme_pre_commit_snippet_on_a_repo_with_a_chart_and_an_overlay(tmp_path: Path,
+                                                                         pre_commit: PreCommit) -> None:
     repo = tmp_path / "manifests"
     repo.mkdir()
     _chart(repo)
@@ -315,21 +311,12 @@ def test_readme_pre_commit_snippet_on_a_repo_with_a_chart_and_an_overlay(tmp_pat
     (repo / "base" / "kustomization.yaml").write_text("resources: [cm.yaml]\n", encoding="utf-8")
     (repo / "base" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
                                            encoding="utf-8")
-    # the README's snippet, pointed at this checkout: `language: python` installs it from here
-    (repo / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {repo_root}\n    rev: HEAD\n    hooks:\n      - id: dralint\n", encoding="utf-8")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pc-home"), "GIT_AUTHOR_NAME": "t",
-           "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PIP_NO_INDEX": "", "PIP_FIND_LINKS": ""}
-    env.pop("PIP_NO_INDEX")
-    env.pop("PIP_FIND_LINKS")
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
-    r = subprocess.run([str(pre_commit), "run", "--all-files"], cwd=repo, env=env, capture_output=True,
-                       text=True, timeout=900)
+    # the README's snippet, pointed at a snapshot of this checkout: `language: python` installs it from there
+    (repo / ".pre-commit-config.yaml").write_text(pre_commit.config("dralint"), encoding="utf-8")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    r = pre_commit.run(repo, "run", "--all-files")
     out = r.stdout + r.stderr
-    if "An unexpected error has occurred" in out and "pip" in out:
-        pytest.skip("pre-commit could not build the hook environment here (no package index)")
     assert "DRA003" not in out, out  # no template is linted raw
     # the chart is rendered: its findings are DRA201/DRA202 on the templates, at template lines
     assert "charts/app/templates/deploy.yaml:31:13: DRA201" in out, out

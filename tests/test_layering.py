@@ -12,6 +12,7 @@ share lives in `dralint.cli.options` or `dralint.cli.apply_fixes`.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,14 +87,15 @@ def imports(path: Path) -> Iterator[tuple[int, str]]:
                     yield node.lineno, module
 
 
-def edges() -> list[tuple[str, str, str]]:
+@functools.cache  # three tests walk the same files: parse the package once
+def edges() -> tuple[tuple[str, str, str], ...]:
     """(importing module, imported module, file:line) over the whole package."""
     out = []
     for path in sorted(PKG.rglob("*.py")):
         here = _module_name(path)
         for line, target in imports(path):
             out.append((here, target, f"{path.relative_to(REPO)}:{line}"))
-    return out
+    return tuple(out)
 
 
 def test_every_module_belongs_to_a_layer() -> None:

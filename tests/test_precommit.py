@@ -1,18 +1,14 @@
-"""The pre-commit hooks, run by the real `pre-commit try-repo` against this checkout.
+"""The pre-commit hooks, run by the real pre-commit against this checkout.
 
-pre-commit installs the hook into a virtualenv of its own (pip, from PyPI), exactly as a user's
-`pre-commit install` would. try-repo reads the hook repository at a git revision, so the checkout's
-current files (committed or not) are copied into a temporary git repository first. The hook
-environment is built once per test session (about half a minute); deselect these tests with
-`-m 'not integration'`.
+pre-commit installs the hooks into a virtualenv of its own (pip, from the package index), exactly as
+a user's `pre-commit install` would, from a snapshot of the checkout's current files (committed or
+not) in a temporary git repository: each test's configuration names that repository like the
+README's snippet names ours. The environment is installed once per test session (the `pre_commit`
+fixture in conftest.py, some 15 seconds); deselect these tests with `-m 'not integration'`.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,15 +16,9 @@ import pytest
 import yaml
 
 from dralint.cli.app import main
-from tests.conftest import REPO
+from tests.conftest import REPO, PreCommit, git
 
 pytestmark = pytest.mark.integration
-
-PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
-GIT = shutil.which("git")
-
-if GIT is None or not Path(PRE_COMMIT).exists():  # pragma: no cover - the test extra installs pre-commit
-    pytest.skip("pre-commit and git are needed (pip install -e '.[test]')", allow_module_level=True)
 
 TEMPLATE = """\
 apiVersion: resource.k8s.io/v1
@@ -83,35 +73,6 @@ drivers:
 """
 
 
-def _git(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
-    subprocess.run([str(GIT), "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args], cwd=cwd,
-                   check=True, capture_output=True, env=env)
-
-
-@pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This checkout's files (tracked and new, minus ignored ones) committed in a throwaway repository."""
-    dst = tmp_path_factory.mktemp("hook-repo")
-    listed = subprocess.run([str(GIT), "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True,
-                            capture_output=True).stdout.decode().split("\0")
-    for rel in filter(None, listed):
-        src = REPO / rel
-        if src.is_file():
-            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst / rel)
-    _git(dst, "init", "-q")
-    _git(dst, "add", "-A")
-    _git(dst, "commit", "-q", "-m", "snapshot")
-    return dst
-
-
-@pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pre-commit-home")
-
-
 @pytest.fixture
 def manifests(tmp_path: Path) -> Path:
     """A user's manifest repository: a claim template, a DRA workload, a legacy workload."""
@@ -122,9 +83,9 @@ def manifests(tmp_path: Path) -> Path:
     (repo / "apps" / "server.yaml").write_text(SERVER, encoding="utf-8")
     (repo / "apps" / "trainer.yaml").write_text(LEGACY, encoding="utf-8")
     (repo / ".dralint.yaml").write_text(CONFIG, encoding="utf-8")
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "manifests")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "manifests")
     return repo
 
 
@@ -134,14 +95,12 @@ class HookRun:
     output: str
 
 
-def try_repo(hook_repo: Path, home: Path, cwd: Path, hook: str, *files: str) -> HookRun:
+def run_hook(pre_commit: PreCommit, cwd: Path, hook: str, *files: str) -> HookRun:
     """Run ``hook`` on ``files``, or on every tracked file when none are given (``--all-files``)."""
-    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never", "NO_COLOR": "1"}
-    env.pop("VIRTUAL_ENV", None)
-    env.pop("GITHUB_ACTIONS", None)  # the output is compared as a terminal would show it
+    config = cwd.parent / "pre-commit-config.yaml"  # outside the user's repository: no file of theirs
+    config.write_text(pre_commit.config(hook), encoding="utf-8")
     selection = ["--files", *files] if files else ["--all-files"]
-    p = subprocess.run([PRE_COMMIT, "try-repo", str(hook_repo), hook, "--verbose", *selection],
-                       cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+    p = pre_commit.run(cwd, "run", "--config", str(config), hook, "--verbose", *selection)
     return HookRun(p.returncode, p.stdout + p.stderr)
 
 
@@ -158,15 +117,15 @@ def test_hook_definitions() -> None:
     assert hooks["dralint-fix"]["entry"].startswith("dralint fix ")
 
 
-def test_hook_fails_on_a_changed_legacy_manifest(hook_repo: Path, pre_commit_home: Path, manifests: Path) -> None:
-    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint", "apps/trainer.yaml")
+def test_hook_fails_on_a_changed_legacy_manifest(pre_commit: PreCommit, manifests: Path) -> None:
+    run = run_hook(pre_commit, manifests, "dralint", "apps/trainer.yaml")
     assert run.code == 1, run.output
     assert "apps/trainer.yaml:12:15: DRA201 [warning]" in run.output
     assert "Failed" in run.output
 
 
 def test_hook_passes_with_a_claim_template_from_an_unchanged_file(
-    hook_repo: Path, pre_commit_home: Path, manifests: Path, capsys: pytest.CaptureFixture[str],
+    pre_commit: PreCommit, manifests: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # on its own, the changed file refers to a template dralint cannot see
@@ -175,31 +134,31 @@ def test_hook_passes_with_a_claim_template_from_an_unchanged_file(
     assert "DRA304" in capsys.readouterr().out
     # the hook loads the repository as context: the template resolves, and the unchanged legacy
     # file is not reported
-    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint", "apps/server.yaml")
+    run = run_hook(pre_commit, manifests, "dralint", "apps/server.yaml")
     assert run.code == 0, run.output
     assert "Passed" in run.output
     assert "DRA304" not in run.output and "trainer.yaml" not in run.output
 
 
 def test_hook_reports_only_changed_files_but_resolves_across_all(
-    hook_repo: Path, pre_commit_home: Path, manifests: Path
+    pre_commit: PreCommit, manifests: Path
 ) -> None:
     broken = SERVER.replace("resourceClaimTemplateName: one-gpu", "resourceClaimTemplateName: two-gpus")
     (manifests / "apps" / "server.yaml").write_text(broken, encoding="utf-8")
-    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint", "apps/server.yaml", "claims/template.yaml")
+    run = run_hook(pre_commit, manifests, "dralint", "apps/server.yaml", "claims/template.yaml")
     assert run.code == 1, run.output
     assert "apps/server.yaml:9:38: DRA304 [warning] ResourceClaimTemplate `two-gpus`" in run.output
     assert "trainer.yaml" not in run.output
 
 
-def test_fix_hook_rewrites_the_changed_file(hook_repo: Path, pre_commit_home: Path, manifests: Path) -> None:
+def test_fix_hook_rewrites_the_changed_file(pre_commit: PreCommit, manifests: Path) -> None:
     # a container names a subrequest (`gpu/a100`); containers must name the main request, and the
     # safe fix (DRA306) rewrites it
     claim_ref = "              - name: gpu\n"
     wrong = SERVER.replace(claim_ref, claim_ref + "                request: gpu/a100\n")
     target = manifests / "apps" / "server.yaml"
     target.write_text(wrong, encoding="utf-8")
-    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint-fix", "apps/server.yaml")
+    run = run_hook(pre_commit, manifests, "dralint-fix", "apps/server.yaml")
     fixed = target.read_text(encoding="utf-8")
     assert "request: gpu/a100" not in fixed, run.output
     assert fixed == wrong.replace("request: gpu/a100", "request: gpu")
@@ -217,25 +176,25 @@ VICTIM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: victim, namespace: m
 def _commit(repo: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         (repo / name).write_text(text, encoding="utf-8")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "more")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "more")
 
 
-def test_hook_lints_files_named_like_options(hook_repo: Path, pre_commit_home: Path, manifests: Path) -> None:
+def test_hook_lints_files_named_like_options(pre_commit: PreCommit, manifests: Path) -> None:
     # as options, the first would overwrite victim.yaml with the report, the second would skip every file
     _commit(manifests, {"victim.yaml": VICTIM, "--output=victim.yaml": LEGACY, "--exclude=*.yaml": LEGACY})
-    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint")
+    run = run_hook(pre_commit, manifests, "dralint")
     assert (manifests / "victim.yaml").read_text(encoding="utf-8") == VICTIM, run.output
     assert run.code == 1, run.output
     for name in ("--output=victim.yaml", "--exclude=*.yaml", "apps/trainer.yaml"):
         assert f"{name}:12:15: DRA201 [warning]" in run.output
 
 
-def test_fix_hook_is_not_switched_off_by_a_file_name(hook_repo: Path, pre_commit_home: Path, manifests: Path) -> None:
+def test_fix_hook_is_not_switched_off_by_a_file_name(pre_commit: PreCommit, manifests: Path) -> None:
     claim_ref = "              - name: gpu\n"
     wrong = SERVER.replace(claim_ref, claim_ref + "                request: gpu/a100\n")
     _commit(manifests, {"apps/server.yaml": wrong, "--exclude=*.yaml": VICTIM})
-    run = try_repo(hook_repo, pre_commit_home, manifests, "dralint-fix")
+    run = run_hook(pre_commit, manifests, "dralint-fix")
     fixed = (manifests / "apps" / "server.yaml").read_text(encoding="utf-8")
     assert fixed == wrong.replace("request: gpu/a100", "request: gpu"), run.output
     assert (manifests / "--exclude=*.yaml").read_text(encoding="utf-8") == VICTIM

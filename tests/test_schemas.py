@@ -73,13 +73,14 @@ def test_store_is_content_addressed_and_fully_used() -> None:
 
 
 def test_indexes_are_closed_and_point_at_their_roots() -> None:
+    store = _store()
     for minor in MINORS:
         idx = _index(minor)
         defs = idx["defs"]
         for key, root in idx["kinds"].items():
             assert root in defs, f"{minor} {key}: root {root} missing"
         for name, h in defs.items():
-            for ref in _refs(_store()[f"{name}@{h}"]):
+            for ref in _refs(store[f"{name}@{h}"]):
                 assert ref.startswith("#/$defs/"), f"{minor} {name}: non-local $ref {ref}"
                 assert ref.removeprefix("#/$defs/") in defs, f"{minor} {name}: dangling {ref}"
 

@@ -58,10 +58,9 @@ spec:
 ONE_FILE = ["check", "apps/pod.yaml", "--context", ".", "--format", "json", "-v"]
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
+def make_home(top: Path) -> Path:
     """A fake home: directories and files that a hostile cache would love to delete or overwrite."""
-    h = tmp_path / "home"
+    h = top / "home"
     (h / ".ssh").mkdir(parents=True)
     (h / ".ssh" / "id_ed25519").write_text("FAKE PRIVATE KEY canary\n")
     (h / "projects" / "other").mkdir(parents=True)
@@ -72,9 +71,8 @@ def home(tmp_path: Path) -> Path:
     return h
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
+def make_repo(top: Path) -> Path:
+    root = top / "repo"
     (root / "apps").mkdir(parents=True)
     (root / "claims").mkdir()
     (root / "apps" / "pod.yaml").write_text(POD)
@@ -84,6 +82,16 @@ def repo(tmp_path: Path) -> Path:
     for p in root.rglob("*.yaml"):
         os.utime(p, (old, old))
     return root
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return make_home(tmp_path)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path)
 
 
 def snapshot(top: Path) -> dict[str, str]:
@@ -128,9 +136,11 @@ def entry_of(repo: Path, text: str) -> Path:
     return found[0]
 
 
-@pytest.fixture
-def clean_result(repo: Path, home: Path) -> tuple[int, list[tuple[str, str]]]:
-    result = outcome(dralint([*ONE_FILE, "--no-cache"], repo, home))
+@pytest.fixture(scope="module")
+def clean_result(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, list[tuple[str, str]]]:
+    """What a run without any cache reports on the repository (the same files in every test: one run)."""
+    top = tmp_path_factory.mktemp("clean")
+    result = outcome(dralint([*ONE_FILE, "--no-cache"], make_repo(top), make_home(top)))
     assert result == (0, [])  # the template in claims/ resolves the claim
     return result
 
