@@ -995,7 +995,9 @@ def doc_regions(sf: SourceFile) -> dict[int, tuple[int, int]]:
     Raises `yaml.YAMLError` when the file does not parse.
     """
     text = sf.text
-    ends = _content_ends(text)
+    ends = _located_ends(sf)
+    if ends is None:
+        ends = _content_ends(text)
     out: dict[int, tuple[int, int]] = {}
     for doc in sf.documents:
         end = ends.get(doc.start)
@@ -1011,6 +1013,52 @@ def doc_regions(sf: SourceFile) -> dict[int, tuple[int, int]]:
             stop = len(text) if n == -1 else n + 1
         out[doc.index] = (ls, stop)
     return out
+
+
+#: text where positions in the located data may not follow the text order or end where the parser's
+#: events do: merge keys, complex (``?``) keys and flow collections as keys
+_UNORDERED = re.compile(r"<<|(?:^|[\s,\[{])\?(?:\s|$)|[\]}][ \t]*:(?:\s|$)")
+
+
+def _located_ends(sf: SourceFile) -> dict[int, int] | None:
+    """`_content_ends` read off the data the loader already built, or None where it cannot be.
+
+    Every scalar and flow collection ends where the parser's event for it ends, and without shared
+    nodes, merges, complex or duplicate keys the last entry of a block collection is also its last
+    text, so the end of a document is found by following last entries down (depth, not size). The
+    other files (and any that did not load cleanly) go through the event parser: re-parsing a file
+    to find its documents' ends is what this avoids for the common case.
+    """
+    text = sf.text
+    if sf.problems or sf.is_json or ("&" in text and "*" in text) or _UNORDERED.search(text):
+        return None
+    ends: dict[int, int] = {}
+    for doc in sf.documents:
+        if doc.skip or doc.duplicates:
+            return None
+        end = _last_content(text, doc.data, doc.end)
+        if end is None:
+            return None
+        ends[doc.start] = end
+    return ends
+
+
+def _last_content(text: str, v: Any, end: int) -> int | None:
+    """End of the last content of a node (``end``: the node's end, used when it is a scalar); None
+    for a tagged collection, whose start does not tell its style."""
+    last = -1
+    while isinstance(v, (LMap, LSeq)):
+        first = text[v.s: v.s + 1]
+        if first in ("{", "["):
+            return max(last, v.e)
+        if first in ("!", "&", "*") or not v:
+            return None
+        if isinstance(v, LMap):
+            last = max(last, v.lc[-3])
+            v, end = v[next(reversed(v))], v.lc[-1]
+        else:
+            v, end = v[-1], v.lc[-1]
+    return max(last, end)
 
 
 _ENDS: dict[str, dict[int, int]] = {}

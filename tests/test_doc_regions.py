@@ -1,0 +1,190 @@
+"""Document regions found without a second parse equal the ones the event parser finds.
+
+`doc_regions` reads where each document's content ends off the located data the loader built
+(`_located_ends`) instead of running the event parser over the file again (`_content_ends`), and
+`migrate` derives the regions of the file it wrote from its own splices (`derived_regions`). Both are
+shortcuts of the same answer, so they are checked against the parser on generated files: nested
+block and flow collections, block scalars of every chomping, quotes, empty values, comments after
+and between documents, ``---``/``...`` markers, CRLF, BOM, anchors and merge keys (those go through
+the parser), and JSON.
+"""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dralint.fix import splice
+from dralint.inputs.load import SourceFile, load_bytes
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+keys = st.from_regex(r"[a-z][a-z0-9]{0,5}", fullmatch=True)
+plain = st.from_regex(r"[a-z][a-z0-9 .]{0,8}[a-z0-9]", fullmatch=True)
+comment = st.sampled_from(["", "", "  # note", "  # x: y", " #"])
+
+
+@st.composite
+def scalar(draw: st.DrawFn, indent: int) -> str:
+    """A scalar value as it follows ``key:`` (with its own line breaks for block scalars)."""
+    kind = draw(st.sampled_from(["plain", "dq", "sq", "num", "empty", "block", "multi"]))
+    word = draw(plain)
+    pad = " " * (indent + 2)
+    if kind == "dq":
+        return f' "{word}"'
+    if kind == "sq":
+        return f" '{word}'"
+    if kind == "num":
+        return f" {draw(st.integers(0, 999))}"
+    if kind == "empty":
+        return ""
+    if kind == "block":
+        head = draw(st.sampled_from(["|", "|-", "|+", ">", ">-", "|2"]))
+        lines = draw(st.lists(plain, min_size=1, max_size=3))
+        tail = draw(st.sampled_from(["", "\n", "\n\n"]))
+        return f" {head}\n" + "\n".join(pad + ln for ln in lines) + tail
+    if kind == "multi":
+        return f" {word}\n{pad}{draw(plain)}"
+    return f" {word}"
+
+
+def flow(draw: st.DrawFn) -> str:
+    items = draw(st.lists(plain, max_size=3))
+    if draw(st.booleans()):
+        return "{" + ", ".join(f"{k}: {v}" for k, v in zip(items, items, strict=True)) + "}"
+    sep = ",\n    " if draw(st.booleans()) else ", "
+    return "[" + sep.join(items) + "]"
+
+
+@st.composite
+def block(draw: st.DrawFn, indent: int, depth: int) -> list[str]:
+    """The lines of a block mapping or sequence at ``indent``."""
+    pad = " " * indent
+    lines: list[str] = []
+    as_seq = depth > 0 and draw(st.booleans())
+    names = draw(st.lists(keys, min_size=1, max_size=4, unique=True))
+    for name in names:
+        if draw(st.integers(0, 5)) == 0:
+            lines.append(pad + "# between " + name)
+        lead = pad + ("- " if as_seq else "")
+        inner = indent + (2 if as_seq else 0)
+        choice = draw(st.integers(0, 3 if depth < 3 else 1))
+        if choice <= 1:
+            value = draw(scalar(inner))
+            first, _, rest = value.partition("\n")
+            lines.append(f"{lead}{name}:{first}" + ("" if rest else draw(comment)))
+            if rest:
+                lines.extend(rest.split("\n"))
+        elif choice == 2:
+            lines.append(f"{lead}{name}: {flow(draw)}{draw(comment)}")
+        else:
+            lines.append(f"{lead}{name}:{draw(comment)}")
+            lines.extend(draw(block(inner + draw(st.sampled_from([2, 4])), depth + 1)))
+    return lines
+
+
+@st.composite
+def stream(draw: st.DrawFn) -> bytes:
+    docs = []
+    for _ in range(draw(st.integers(1, 4))):
+        shape = draw(st.integers(0, 9))
+        if shape == 0:
+            body = [flow(draw)]
+        elif shape == 1:
+            body = [draw(plain)]  # a scalar document
+        else:
+            body = draw(block(0, 0))
+        after = draw(st.sampled_from(["", "", "# trailing\n", "\n\n", "...\n", "# a\n# b\n"]))
+        docs.append("\n".join(body) + "\n" + after)
+    text = draw(st.sampled_from(["", "---\n", "# head\n---\n"])) + "---\n".join(docs)
+    if draw(st.booleans()):
+        text = text.rstrip("\n")
+    if draw(st.integers(0, 3)) == 0:
+        text = text.replace("\n", "\r\n")
+    raw = text.encode()
+    return b"\xef\xbb\xbf" + raw if draw(st.integers(0, 9)) == 0 else raw
+
+
+def _parsed(sf: SourceFile) -> dict[int, int]:
+    """What the event parser says, for the documents the loader kept."""
+    starts = {d.start for d in sf.documents}
+    return {k: v for k, v in splice._content_ends(sf.text).items() if k in starts}
+
+
+@SETTINGS
+@given(stream())
+def test_located_ends_equal_the_event_parser(raw: bytes) -> None:
+    sf = load_bytes("gen.yaml", raw)
+    got = splice._located_ends(sf)
+    if sf.problems:
+        assert got is None
+        return
+    if got is None:  # only for the shapes the shortcut leaves to the parser
+        assert any(c in sf.text for c in "&<!?") or any(d.duplicates for d in sf.documents)
+    if got is not None:
+        assert got == _parsed(sf)
+
+
+HAND = [
+    "a: 1\n",
+    "a: 1\nb:\n",
+    "a:\n  - x\n  - {y: 1}  # c\n# after\n---\nb: [1,\n  2]\n...\n# end\n",
+    "k: |+\n  text\n\n\n---\nk: >-\n  folded\n  more\n",
+    "list:\n- a\n-\n- 'q'\n",
+    "x: 1\r\ny:\r\n  z: \"w\"\r\n",
+    "[1, 2]\n---\nplain scalar\n---\n{a: b}  # c\n",
+    "base: &b {a: 1}\nuse:\n  <<: *b\n  c: 2\n",
+    "? complex\n: value\n",
+    "a: !!str 1\nb: !custom\n  c: d\n",
+    "a: 1\na: 2\n",
+    "[a, b]: flow key\n",
+    "a: &anchored {x: 1}\n",
+]
+
+
+def test_located_ends_on_hand_picked_files() -> None:
+    used = 0
+    for text in HAND:
+        sf = load_bytes("h.yaml", text.encode())
+        got = splice._located_ends(sf)
+        if got is not None:
+            used += 1
+            assert got == _parsed(sf), text
+    assert used >= 6  # the shortcut is taken for the common shapes
+
+
+def test_json_goes_through_the_parser() -> None:
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [{"a": [1, 2]}]}, indent=2)
+    sf = load_bytes("l.json", text.encode())
+    assert splice._located_ends(sf) is None
+    assert splice.doc_regions(sf) == {0: (0, len(text))}
+
+
+def _reference_regions(sf: SourceFile) -> dict[int, tuple[int, int]]:
+    """`doc_regions` computed with the event parser only."""
+    ends = splice._content_ends(sf.text)
+    text = sf.text
+    out = {}
+    for doc in sf.documents:
+        end = ends.get(doc.start)
+        ls = text.rfind("\n", 0, doc.start) + 1
+        if end is None or text[ls: doc.start].strip():
+            continue
+        stop = end if end > 0 and text[end - 1] == "\n" else (
+            len(text) if text.find("\n", end) == -1 else text.find("\n", end) + 1)
+        out[doc.index] = (ls, stop)
+    return out
+
+
+@SETTINGS
+@given(stream())
+def test_doc_regions_equal_the_event_parser(raw: bytes) -> None:
+    sf = load_bytes("gen.yaml", raw)
+    try:
+        want = _reference_regions(sf)
+    except yaml.YAMLError:
+        return
+    assert splice.doc_regions(sf) == want
