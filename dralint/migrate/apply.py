@@ -105,7 +105,7 @@ def _apply_file(job: _Job, k: int) -> _Done:
         origin.append(d)
         origin.extend([None] * pr.inserted.get(d, 0))
     why = verify(sf, new, origin, pr.touched, pr.new_items) or \
-        _recheck(new, job, {pf.label for pf in pr.applied}, origin, pr.new_items)
+        _recheck(new, job, {pf.label for pf in pr.applied}, origin, pr.new_items, pr.touched)
     if why:
         done.failure = why
         return done
@@ -115,7 +115,8 @@ def _apply_file(job: _Job, k: int) -> _Done:
 
 
 def _recheck(new: SourceFile, job: _Job, migrated: set[str], origin: Sequence[int | None],
-             new_items: dict[int, set[int]] | None = None) -> str | None:
+             new_items: dict[int, set[int]] | None = None, touched: set[int] | frozenset[int] = frozenset(),
+             ) -> str | None:
     """Migrated workloads must have no legacy findings left, and the new objects no errors.
 
     Only the documents this run inserted (``origin`` None) are held to "no errors": claims and templates
@@ -124,7 +125,16 @@ def _recheck(new: SourceFile, job: _Job, migrated: set[str], origin: Sequence[in
     """
     scan = replace(job.config, select=[*LEGACY_RULES, "DRA10"], extend_select=[], ignore=[], per_file_ignores={},
                    jobs=1)
-    for f in lint_files([new], [], scan).findings:
+    # only the documents this run changed or inserted are linted again; the others were read as they
+    # are by the planning pass, and stay in the index (as context) for the rules that look across
+    changed = [k >= len(origin) or origin[k] is None or origin[k] in touched for k in range(len(new.documents))]
+    if not all(changed):
+        target = replace(new, documents=[d for d, c in zip(new.documents, changed, strict=True) if c])
+        rest = replace(new, documents=[d for d, c in zip(new.documents, changed, strict=True) if not c])
+        linted = lint_files([target], [rest], scan)
+    else:
+        linted = lint_files([new], [], scan)
+    for f in linted.findings:
         ref = f.object
         if ref is None:
             continue
