@@ -30,7 +30,7 @@ comment = st.sampled_from(["", "", "  # note", "  # x: y", " #"])
 @st.composite
 def scalar(draw: st.DrawFn, indent: int) -> str:
     """A scalar value as it follows ``key:`` (with its own line breaks for block scalars)."""
-    kind = draw(st.sampled_from(["plain", "dq", "sq", "num", "empty", "block", "multi"]))
+    kind = draw(st.sampled_from(["plain", "dq", "sq", "num", "empty", "block", "multi", "alias", "anchor"]))
     word = draw(plain)
     pad = " " * (indent + 2)
     if kind == "dq":
@@ -46,6 +46,10 @@ def scalar(draw: st.DrawFn, indent: int) -> str:
         lines = draw(st.lists(plain, min_size=1, max_size=3))
         tail = draw(st.sampled_from(["", "\n", "\n\n"]))
         return f" {head}\n" + "\n".join(pad + ln for ln in lines) + tail
+    if kind == "alias":  # every generated block document anchors `a0` (a scalar) first
+        return " *a0"
+    if kind == "anchor":
+        return f" &{draw(keys)}x {word}"
     if kind == "multi":
         return f" {word}\n{pad}{draw(plain)}"
     return f" {word}"
@@ -71,8 +75,10 @@ def block(draw: st.DrawFn, indent: int, depth: int) -> list[str]:
             lines.append(pad + "# between " + name)
         lead = pad + ("- " if as_seq else "")
         inner = indent + (2 if as_seq else 0)
-        choice = draw(st.integers(0, 3 if depth < 3 else 1))
-        if choice <= 1:
+        choice = draw(st.integers(0, 4 if depth < 3 else 1))
+        if choice == 4 and not as_seq:  # merge the anchored mapping `m0` (defined first)
+            lines.append(f"{pad}<<: *m0{draw(comment)}")
+        elif choice <= 1:
             value = draw(scalar(inner))
             first, _, rest = value.partition("\n")
             lines.append(f"{lead}{name}:{first}" + ("" if rest else draw(comment)))
@@ -97,6 +103,10 @@ def stream(draw: st.DrawFn) -> bytes:
             body = [draw(plain)]  # a scalar document
         else:
             body = draw(block(0, 0))
+            if draw(st.booleans()):  # the anchors that aliases and merge keys refer to
+                body = ["a0base: &a0 shared", "m0base: &m0", "  mk: 1", *body]
+            elif draw(st.booleans()):
+                body = [ln.replace(" *a0", " x").replace("<<: *m0", "m0: x") for ln in body]
         after = draw(st.sampled_from(["", "", "# trailing\n", "\n\n", "...\n", "# a\n# b\n"]))
         docs.append("\n".join(body) + "\n" + after)
     text = draw(st.sampled_from(["", "---\n", "# head\n---\n"])) + "---\n".join(docs)

@@ -1023,14 +1023,15 @@ _UNORDERED = re.compile(r"<<|(?:^|[\s,\[{])\?(?:\s|$)|[\]}][ \t]*:(?:\s|$)")
 def _located_ends(sf: SourceFile) -> dict[int, int] | None:
     """`_content_ends` read off the data the loader already built, or None where it cannot be.
 
-    Every scalar and flow collection ends where the parser's event for it ends, and without shared
-    nodes, merges, complex or duplicate keys the last entry of a block collection is also its last
-    text, so the end of a document is found by following last entries down (depth, not size). The
-    other files (and any that did not load cleanly) go through the event parser: re-parsing a file
-    to find its documents' ends is what this avoids for the common case.
+    Every scalar and flow collection ends where the parser's event for it ends, and without merges,
+    complex or duplicate keys the last entry of a block collection is also its last text, so the end
+    of a document is found by following last entries down (depth, not size). Where that path meets
+    an alias (whose positions are the anchored node's) or a collection with an anchor or tag, and
+    for files that did not load cleanly, the event parser answers: re-parsing a file to find its
+    documents' ends is what this avoids for the common case.
     """
     text = sf.text
-    if sf.problems or sf.is_json or ("&" in text and "*" in text) or _UNORDERED.search(text):
+    if sf.problems or sf.is_json or _UNORDERED.search(text):
         return None
     ends: dict[int, int] = {}
     for doc in sf.documents:
@@ -1045,7 +1046,7 @@ def _located_ends(sf: SourceFile) -> dict[int, int] | None:
 
 def _last_content(text: str, v: Any, end: int) -> int | None:
     """End of the last content of a node (``end``: the node's end, used when it is a scalar); None
-    for a tagged collection, whose start does not tell its style."""
+    when the path to it goes through an alias or a collection with an anchor or tag."""
     last = -1
     while isinstance(v, (LMap, LSeq)):
         first = text[v.s: v.s + 1]
@@ -1053,11 +1054,18 @@ def _last_content(text: str, v: Any, end: int) -> int | None:
             return max(last, v.e)
         if first in ("!", "&", "*") or not v:
             return None
+        lc = v.lc
         if isinstance(v, LMap):
-            last = max(last, v.lc[-3])
-            v, end = v[next(reversed(v))], v.lc[-1]
+            ks, ke, vs = lc[-4], lc[-3], lc[-2]
+            # a key or value placed before where it should be is shared with an earlier node
+            if ks < v.s or vs < ke or (len(lc) > 4 and ks <= lc[-8]):
+                return None
+            last = max(last, ke)
+            v, end = v[next(reversed(v))], lc[-1]
         else:
-            v, end = v[-1], v.lc[-1]
+            if lc[-2] < v.s or (len(lc) > 2 and lc[-2] <= lc[-4]):
+                return None
+            v, end = v[-1], lc[-1]
     return max(last, end)
 
 
