@@ -13,12 +13,25 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dralint.engine.config import build_config
 from dralint.fix import splice
-from dralint.inputs.load import SourceFile, load_bytes
+from dralint.fix.derive import Derived, derive_result
+from dralint.fix.splice import PassResult, PlannedFix, apply_pass
+from dralint.inputs.load import Limits, LMap, LSeq, SourceFile, load_bytes
+from dralint.migrate import apply
+from dralint.migrate.records import MigrateOptions
+from dralint.migrate.run import migrate_files
+from dralint.model import Applicability, Edit, Fix, to_plain
+
+from .conftest import REPO
+from .test_fix_properties import manifest_file
+
+CONFIG = build_config({}, None, REPO)
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -198,3 +211,124 @@ def test_doc_regions_equal_the_event_parser(raw: bytes) -> None:
     except yaml.YAMLError:
         return
     assert splice.doc_regions(sf) == want
+
+
+# -- the result of a pass, derived from the pass (dralint.fix.derive) -----------------------------
+
+
+def _positions(v: object, out: list[tuple[int, int, tuple[int, ...]]]) -> list[tuple[int, int, tuple[int, ...]]]:
+    if isinstance(v, (LMap, LSeq)):
+        out.append((v.s, v.e, tuple(v.lc)))
+        for x in v.values() if isinstance(v, LMap) else v:
+            _positions(x, out)
+    return out
+
+
+def _assert_derived_is_the_parse(sf: SourceFile, pr: PassResult) -> bool:
+    """The derived result equals parsing the pass's text; False when the pass gave no derived result."""
+    derived = derive_result(sf, pr, Limits())
+    full = load_bytes(sf.path, (b"\xef\xbb\xbf" if sf.bom else b"") + pr.text.encode())
+    if derived is None:
+        return False
+    new = derived.file
+    assert not full.problems
+    assert (new.text, new.raw, new.bom, new.newline) == (full.text, full.raw, full.bom, full.newline)
+    assert len(new.documents) == len(full.documents)
+    kept = {id(d.data) for d in sf.documents}
+    for a, b in zip(new.documents, full.documents, strict=True):
+        assert (a.index, a.start, a.end, a.duplicates, a.source, a.skip) == \
+            (b.index, b.start, b.end, b.duplicates, b.source, b.skip)
+        assert to_plain(a.data) == to_plain(b.data)
+        if id(a.data) not in kept:  # parsed again: positions too (moved ones keep the input's)
+            assert _positions(a.data, []) == _positions(b.data, [])
+    assert derived.regions == splice.doc_regions(full) == _reference_regions(full)
+    return True
+
+
+@st.composite
+def edits_for(draw: st.DrawFn, sf: SourceFile) -> list[PlannedFix]:
+    """Edits of the top-level keys of some block-mapping documents, and documents inserted after them."""
+    out = []
+    for d in sf.documents:
+        if not isinstance(d.data, LMap) or not d.data or not draw(st.booleans()):
+            continue
+        names = list(d.data)
+        ops: list[Edit] = []
+        op = draw(st.sampled_from(["set", "insert", "delete", "none"]))
+        if op == "set":
+            ops.append(Edit("set", (draw(st.sampled_from(names)),), draw(plain)))
+        elif op == "insert":
+            ops.append(Edit("insert", (), {"n": [draw(plain)]}, key="zz" + draw(keys)))
+        elif op == "delete" and len(names) > 1:
+            ops.append(Edit("delete", (draw(st.sampled_from(names)),)))
+        if draw(st.booleans()):
+            ops.append(Edit("insert_document", (), {"kind": "ConfigMap", "data": {"k": draw(plain)}},
+                            comment=draw(st.sampled_from([None, "added"]))))
+        if ops:
+            out.append(PlannedFix("T", Fix("t", Applicability.SAFE, tuple(ops)), d.index, (), keep_comments=True))
+    return out
+
+
+@SETTINGS
+@given(st.data())
+def test_derived_result_equals_parsing_it(data: st.DataObject) -> None:
+    sf = load_bytes("gen.yaml", data.draw(stream()))
+    planned = data.draw(edits_for(sf))
+    pr = apply_pass(sf, planned, Applicability.UNSAFE)
+    if pr.applied and (pr.touched or pr.inserted):
+        # these files have no templates or directives: a file that loaded cleanly is always derived
+        assert _assert_derived_is_the_parse(sf, pr) or sf.problems
+
+
+def test_derived_result_on_hand_picked_passes() -> None:
+    cases = [
+        ("a: 1\nb: 2\n---\nc: 3\n", 0),
+        ("# head\n---\na: 1\n# tail\n\n---\nc: [1,\n  2]\n...\n---\nd: 4\n", 1),
+        ("a: 1\r\nb:\r\n  - x\r\n---\r\nc: 3", 0),
+        ("x: &a 1\ny: *a\nz: {p: q}\n---\nw: 1\n", 0),
+    ]
+    for text, di in cases:
+        sf = load_bytes("h.yaml", text.encode())
+        edits = (Edit("insert", (), "v", key="new"),
+                 Edit("insert_document", (), {"kind": "ConfigMap", "data": {"k": "v"}}))
+        pr = apply_pass(sf, [PlannedFix("T", Fix("t", Applicability.SAFE, edits), di, ())], Applicability.UNSAFE)
+        assert pr.applied, text
+        assert _assert_derived_is_the_parse(sf, pr), text
+
+
+def test_what_cannot_be_derived_is_parsed_whole() -> None:
+    """Templates, directives and a rewritten region that splits in two give no derived result."""
+    for text in ("a: 1\nb: '{{ x }}'\n", "%YAML 1.1\n---\na: 1\n"):
+        sf = load_bytes("h.yaml", text.encode())
+        pr = apply_pass(sf, [PlannedFix("T", Fix("t", Applicability.SAFE, (Edit("set", ("a",), "z"),)), 0, ())],
+                        Applicability.UNSAFE)
+        assert pr.applied and derive_result(sf, pr, Limits()) is None, text
+    sf = load_bytes("h.yaml", b"a: 1\nb: 2\n")
+    pr = apply_pass(sf, [PlannedFix("T", Fix("t", Applicability.SAFE, (Edit("set", ("a",), "z"),)), 0, ())],
+                    Applicability.UNSAFE)
+    pr.text = pr.text.replace("b: 2", "---\nb: 2")  # as a broken splice would
+    pr.placed[0] = (0, len(pr.text))
+    assert derive_result(sf, pr, Limits()) is None
+
+
+@SETTINGS
+@given(manifest_file(("legacy", "configmap", "source")))
+def test_migrate_derives_what_parsing_gives(raw: bytes) -> None:
+    """Every result `migrate` derives equals parsing it, and the migration is the same either way."""
+    seen: list[bool] = []
+
+    def checked(sf: SourceFile, pr: PassResult, limits: Limits) -> Derived | None:
+        seen.append(_assert_derived_is_the_parse(sf, pr))
+        return derive_result(sf, pr, limits)
+
+    def parsed(sf: SourceFile, pr: PassResult, limits: Limits) -> Derived | None:
+        return None
+
+    outcomes = []
+    for fn in (checked, parsed):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(apply, "derive_result", fn)
+            report = migrate_files([load_bytes("f.yaml", raw)], [], CONFIG, MigrateOptions())
+        outcomes.append([(f.after, [g.reason for g in f.failures]) for f in report.files])
+    assert outcomes[0] == outcomes[1]
+    assert all(seen)

@@ -1001,18 +1001,21 @@ def doc_regions(sf: SourceFile) -> dict[int, tuple[int, int]]:
     out: dict[int, tuple[int, int]] = {}
     for doc in sf.documents:
         end = ends.get(doc.start)
-        if end is None:
-            continue
-        ls = text.rfind("\n", 0, doc.start) + 1
-        if text[ls: doc.start].strip():
-            continue
-        if end > 0 and text[end - 1] == "\n":
-            stop = end
-        else:
-            n = text.find("\n", end)
-            stop = len(text) if n == -1 else n + 1
-        out[doc.index] = (ls, stop)
+        region = None if end is None else region_of(text, doc.start, end)
+        if region is not None:
+            out[doc.index] = region
     return out
+
+
+def region_of(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The region of a document whose root starts at ``start`` and whose content ends at ``end``."""
+    ls = text.rfind("\n", 0, start) + 1
+    if text[ls: start].strip():
+        return None
+    if end > 0 and text[end - 1] == "\n":
+        return ls, end
+    n = text.find("\n", end)
+    return ls, len(text) if n == -1 else n + 1
 
 
 #: text where positions in the located data may not follow the text order or end where the parser's
@@ -1190,6 +1193,14 @@ class PassResult:
     notes: dict[int, list[str]] = field(default_factory=dict)
     #: document index -> positions in the result's `items` of the objects inserted into a JSON List
     new_items: dict[int, set[int]] = field(default_factory=dict)
+    #: where the text changed, in order: (start, end) in the input -> (start, end) in ``text``; a
+    #: rewritten region, or the documents inserted after one (an empty input span). Empty for JSON Lists.
+    changes: list[tuple[int, int, int, int]] = field(default_factory=list)
+    #: the input's document regions (`doc_regions`), as this pass read them
+    regions: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: document index -> where its rewritten region / the documents inserted after it are in ``text``
+    placed: dict[int, tuple[int, int]] = field(default_factory=dict)
+    added: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicability) -> PassResult:
@@ -1209,6 +1220,7 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
         for pf in planned:
             out.skipped.append(Skipped(pf, "the file has YAML syntax errors; fix those first"))
         return out
+    out.regions = regions
     by_doc: dict[int, list[PlannedFix]] = defaultdict(list)
     for pf in planned:
         by_doc[pf.doc_index].append(pf)
@@ -1264,10 +1276,20 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
         return out
     pieces: list[str] = []
     pos = 0
+    size = 0  # the length of the result so far (of `pieces`)
+
+    def put(piece: str) -> None:
+        nonlocal size
+        pieces.append(piece)
+        size += len(piece)
+
     for di in sorted(set(new_regions) | set(new_docs), key=lambda d: regions[d][0]):
         s, e = regions[di]
-        pieces.append(text[pos:s])
-        pieces.append(new_regions.get(di, text[s:e]))
+        put(text[pos:s])
+        if di in new_regions:
+            out.changes.append((s, e, size, size + len(new_regions[di])))
+            out.placed[di] = (size, size + len(new_regions[di]))
+        put(new_regions.get(di, text[s:e]))
         pos = e
         if di in new_docs:
             # the comments (and blank lines) after the document's last content are still the
@@ -1275,18 +1297,21 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
             # after them, so that uncommenting them does not land inside an inserted object
             tail = _trailing_comments_end(text, pos)
             if tail > pos:
-                pieces.append(text[pos:tail])
+                put(text[pos:tail])
                 pos = tail
             m = re.match(r"\.\.\.[ \t]*(#[^\n]*)?(\r?\n|$)", text[pos:])
             if m:
-                pieces.append(text[pos: pos + m.end()])
+                put(text[pos: pos + m.end()])
                 pos += m.end()
             nl = sf.newline
             prefix = "" if (pieces[-1].endswith("\n") or not pieces[-1]) else nl
+            at = size
             for doc_text in new_docs[di]:
-                pieces.append(prefix + "---" + nl + doc_text.replace("\n", nl))
+                put(prefix + "---" + nl + doc_text.replace("\n", nl))
                 prefix = ""
+            out.changes.append((pos, pos, at, size))
+            out.added[di] = (at, size)
             out.inserted[di] = len(new_docs[di])
-    pieces.append(text[pos:])
+    put(text[pos:])
     out.text = "".join(pieces)
     return out

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from dralint.engine.config import Config, usable_cores
 from dralint.engine.runner import limits_for, lint_files
+from dralint.fix.derive import derive_result
 from dralint.fix.gates import verify
 from dralint.fix.loop import FileOutcome, GateFailure
 from dralint.fix.splice import PlannedFix, apply_pass
@@ -98,13 +99,19 @@ def _apply_file(job: _Job, k: int) -> _Done:
     for pf in pr.applied:
         if id(pf) in pr.notes:
             done.notes[pos[id(pf)]] = pr.notes[id(pf)]
-    new = load_bytes(sf.path, (b"\xef\xbb\xbf" if sf.bom else b"") + pr.text.encode("utf-8"),
-                     limits_for(job.config))
+    limits = limits_for(job.config)
+    # the result is parsed only where it changed; what the pass cannot vouch for is parsed whole
+    derived = derive_result(sf, pr, limits)
+    if derived is not None:
+        new, regions = derived.file, derived.regions
+    else:
+        new = load_bytes(sf.path, (b"\xef\xbb\xbf" if sf.bom else b"") + pr.text.encode("utf-8"), limits)
+        regions = None
     origin: list[int | None] = []
     for d in range(len(sf.documents)):
         origin.append(d)
         origin.extend([None] * pr.inserted.get(d, 0))
-    why = verify(sf, new, origin, pr.touched, pr.new_items) or \
+    why = verify(sf, new, origin, pr.touched, pr.new_items, regions) or \
         _recheck(new, job, {pf.label for pf in pr.applied}, origin, pr.new_items, pr.touched)
     if why:
         done.failure = why
