@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from dralint.fix.splice import _UNORDERED, PassResult, _content_ends, _last_content, region_of
+from dralint.fix.splice import PassResult, _content_ends, _last_content, _unordered, region_of
 from dralint.inputs.load import Document, Limits, SourceFile, compose_span
 
 #: a column-0 document marker (as the loader splits streams)
@@ -128,7 +128,7 @@ def _add(new: SourceFile, start: int, end: int, limits: Limits, docs: list[Docum
     d.index = len(docs)
     docs.append(d)
     text = new.text
-    stop = None if d.duplicates or _UNORDERED.search(text, max(start - 1, 0), end) else \
+    stop = None if d.duplicates or _unordered(text, start, end) else \
         _last_content(text, d.data, d.end)
     if stop is None:  # an alias or anchored collection on the way to its end: ask the parser
         ends = _content_ends(text[start:end])

@@ -1018,9 +1018,23 @@ def region_of(text: str, start: int, end: int) -> tuple[int, int] | None:
     return ls, len(text) if n == -1 else n + 1
 
 
-#: text where positions in the located data may not follow the text order or end where the parser's
-#: events do: merge keys, complex (``?``) keys and flow collections as keys
-_UNORDERED = re.compile(r"<<|(?:^|[\s,\[{])\?(?:\s|$)|[\]}][ \t]*:(?:\s|$)")
+#: a complex key's ``?`` (when it starts the text or follows a space or flow indicator), and a flow
+#: collection used as a key: with those (and merge keys), positions in the located data may not
+#: follow the text order or end where the parser's events do. Each pattern starts with a literal
+#: or a class, so a search scans the text at C speed (the file is searched before every pass).
+_QUESTION = re.compile(r"\?(?=[ \t\r\n]|$)")
+_FLOW_KEY = re.compile(r"[\]}][ \t]*:(?=[ \t\r\n]|$)")
+
+
+def _unordered(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether ``text[start:end]`` may hold a merge key, a complex key or a flow collection as a key."""
+    stop = len(text) if end is None else end
+    if text.find("<<", start, stop) != -1 or _FLOW_KEY.search(text, start, stop):
+        return True
+    if text.find("?", start, stop) == -1:
+        return False
+    return any(m.start() == start or text[m.start() - 1] in " \t\r\n,[{"
+               for m in _QUESTION.finditer(text, start, stop))
 
 
 def _located_ends(sf: SourceFile) -> dict[int, int] | None:
@@ -1034,7 +1048,7 @@ def _located_ends(sf: SourceFile) -> dict[int, int] | None:
     documents' ends is what this avoids for the common case.
     """
     text = sf.text
-    if sf.problems or sf.is_json or _UNORDERED.search(text):
+    if sf.problems or sf.is_json or _unordered(text):
         return None
     ends: dict[int, int] = {}
     for doc in sf.documents:

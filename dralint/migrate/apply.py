@@ -111,7 +111,7 @@ def _apply_file(job: _Job, k: int) -> _Done:
     for d in range(len(sf.documents)):
         origin.append(d)
         origin.extend([None] * pr.inserted.get(d, 0))
-    why = verify(sf, new, origin, pr.touched, pr.new_items, regions) or \
+    why = verify(sf, new, origin, pr.touched, pr.new_items, regions, pr.regions or None) or \
         _recheck(new, job, {pf.label for pf in pr.applied}, origin, pr.new_items, pr.touched)
     if why:
         done.failure = why
