@@ -17,11 +17,16 @@ Rows:
   floor 1 / floor N    read + parse with positions (bench/floor.py), 1 process / N workers
   parse (dralint)      the same files through dralint's own loader, for reference
   check -j1 / -jN      `dralint check CORPUS` with the full default rule set, no cache
+  check, warm cache    `dralint check CORPUS` with a cache dir, run twice: the second run is the row
   one file, cold/warm  `dralint check CHANGED --context CORPUS` after an edit of CHANGED, with an
                        empty cache / a cache filled by an earlier run
   migrate --dry-run    `dralint migrate CORPUS --dry-run`, when the command exists
   reference floor      the baseline's floor script (../shared/bench/floor.py), when present
-  peers                yamllint, kubernetes-validate, checkov --framework kubernetes, when installed
+  peers                yamllint, kubernetes-validate, checkov --framework kubernetes, when installed;
+                       kubeconform and kube-linter when on PATH (each skipped row prints why)
+
+Every row has its peak RSS (MiB) in the table and in ``--json``. The kernel counts the memory a
+child had when it was forked from this script (~20 MiB) until it execs, so no row reads below that.
 
 The targets (from the performance issue) are checked at the end; the exit code is 0 either way.
 No timing assertion lives in the test suite: performance is judged here.
@@ -153,6 +158,26 @@ def pick_changed_file(corpus: Path) -> Path:
     return Path(best[1])
 
 
+def path_peers(corpus: Path, jobs: int) -> list[tuple[str, Row | None]]:
+    """kubeconform and kube-linter, each as a row when its binary is on PATH (None otherwise).
+
+    Both are Go binaries (no Python package brings them). kubeconform fetches its schemas over the
+    network unless ``DRALINT_BENCH_KUBECONFORM_SCHEMAS`` names a local schema location (its
+    ``-schema-location`` syntax); missing schemas are ignored, so offline it measures its parsing.
+    """
+    out: list[tuple[str, Row | None]] = []
+    kc = shutil.which("kubeconform")
+    kc_args = ["-summary", "-ignore-missing-schemas", "-kubernetes-version", "1.35.0", "-n", str(jobs)]
+    if loc := os.environ.get("DRALINT_BENCH_KUBECONFORM_SCHEMAS"):
+        kc_args += ["-schema-location", loc]
+    out.append(("kubeconform", Row("kubeconform (schema only)", [kc, *kc_args, str(corpus)], corpus, peer=True)
+                if kc else None))
+    kl = shutil.which("kube-linter")
+    out.append(("kube-linter", Row("kube-linter lint (default checks)", [kl, "lint", str(corpus)], corpus, peer=True)
+                if kl else None))
+    return out
+
+
 def fmt_s(x: float) -> str:
     return f"{x:.2f}" if x < 100 else f"{x:.0f}"
 
@@ -184,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     size = sum(os.path.getsize(p) for p in corpus_files(corpus))
     nfiles = len(corpus_files(corpus))
     cache = corpus / ".dralint_cache"  # a cache must live in the project (or the user cache directory)
+    full_cache = corpus / ".dralint_cache_full"  # the warm full check's own: the cold row empties `cache`
     changed = pick_changed_file(corpus)
     original = changed.read_bytes()
 
@@ -193,6 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     def cold(rep: int) -> None:
         shutil.rmtree(cache, ignore_errors=True)
         edit(rep)
+
+    warm_check = ["check", str(corpus), "--isolated", "--format", "json", "--exit-zero", "--cache-dir",
+                  str(full_cache)]
+
+    def first_run(rep: int) -> None:  # the first of the two runs; the second (measured) reads its cache
+        shutil.rmtree(full_cache, ignore_errors=True)
+        subprocess.run(dralint(*warm_check), cwd=corpus, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
 
     jn = str(a.jobs)
     out = work / "out"
@@ -208,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
             target="<= 1.5x floor", check=lambda r, ratio: ratio <= 1.5, keep_output=True),
         Row(f"check -j{jn} (no cache)", dralint(*check_args, "--no-cache", "--jobs", jn), corpus,
             target="<= 0.9x floor", check=lambda r, ratio: ratio <= 0.9, keep_output=True),
+        Row("check, warm cache (second of two runs)", dralint(*warm_check), corpus, setup=first_run,
+            keep_output=True),
         Row("one changed file + repo context, cold cache", dralint(*one_file), corpus, setup=cold),
         Row("one changed file + repo context, warm cache", dralint(*one_file), corpus, setup=edit,
             target="<= 0.6 s wall", check=lambda r, ratio: r.median("wall") <= 0.6),
@@ -231,22 +267,33 @@ def main(argv: list[str] | None = None) -> int:
             peers.append(Row("checkov --framework kubernetes", [ck, "-d", str(corpus), "--framework", "kubernetes",
                                                                  "--quiet", "--compact", "--skip-download", "-o",
                                                                  "cli"], corpus, peer=True))
+    skipped_peers: list[str] = []
+    for name, row in path_peers(corpus, a.jobs):
+        if a.no_peers:
+            skipped_peers.append(f"{name}: --no-peers")
+        elif row is None:
+            skipped_peers.append(f"{name}: not on PATH")
+        else:
+            peers.append(row)
 
     # fill the cache once so that the warm row measures a warm cache
     subprocess.run(dralint("check", str(corpus), "--isolated", "--exit-zero", "--format", "json",
                            "--cache-dir", str(cache)), cwd=corpus, stdout=subprocess.DEVNULL, check=False)
     print(f"corpus {corpus}: {nfiles} files, {size / 1e6:.1f} MB; changed file {changed.relative_to(corpus)}; "
           f"{a.reps} reps, {len(peers)} peers", flush=True)
+    for why in skipped_peers:
+        print(f"  skipped peer {why}", flush=True)
 
     floor = rows[0]
+    warm_check_row, cold_row, warm_row = rows[5], rows[6], rows[7]
     try:
         for rep in range(a.reps):
             order = rows[rep % len(rows):] + rows[: rep % len(rows)]
             # the warm row needs the cache the cold row deletes: refill it when the cold row ran first
-            warm_first = [r.name for r in order].index(rows[6].name) < [r.name for r in order].index(rows[5].name)
+            warm_first = order.index(warm_row) < order.index(cold_row)
             for row in order:
-                if row is rows[6] and not warm_first:
-                    subprocess.run(rows[6].argv, cwd=corpus, stdout=subprocess.DEVNULL, check=False)
+                if row is warm_row and not warm_first:
+                    subprocess.run(warm_row.argv, cwd=corpus, stdout=subprocess.DEVNULL, check=False)
                 if row.setup:
                     row.setup(rep)
                 o = out / f"{rows.index(row)}-{rep}.json" if row.keep_output else None
@@ -297,9 +344,9 @@ def main(argv: list[str] | None = None) -> int:
         if peer.samples:
             verdicts.append((f"check -j1 vs {peer.name}", "faster",
                              check1.median("wall") < peer.median("wall")))
-    same = [findings_of(s) for r in (rows[3], rows[4]) for s in r.samples]
+    same = [findings_of(s) for r in (rows[3], rows[4], warm_check_row) for s in r.samples]
     identical = all(x is not None and x == same[0] for x in same)
-    print(f"\nfindings: {len(same[0] or [])} per check run; identical across -j1/-j{jn} and reps: "
+    print(f"\nfindings: {len(same[0] or [])} per check run; identical across -j1/-j{jn}/warm cache and reps: "
           f"{'yes' if identical else 'NO'}")
     print("targets: " + "; ".join(f"{n} {t}: {'met' if ok else 'MISSED'}" for n, t, ok in verdicts))
     print(f"reproduce: python bench/run.py --reps {a.reps}" + (" --corpus DIR" if a.corpus else ""))

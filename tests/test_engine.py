@@ -369,3 +369,18 @@ def test_small_runs_do_not_freeze_the_callers_objects() -> None:
         trees_built(FREEZE_MIN_CHARS)
         assert gc.get_freeze_count() > 0
     assert gc.get_freeze_count() == 0
+
+
+def test_a_lint_inside_a_quiet_block_keeps_its_trees_frozen() -> None:
+    """`migrate` loads its files in a quiet block and lints inside it: the inner block must not thaw them."""
+    import gc
+
+    from dralint.engine.memory import FREEZE_MIN_CHARS, quiet_gc, trees_built
+
+    with quiet_gc():
+        trees_built(FREEZE_MIN_CHARS)
+        frozen = gc.get_freeze_count()
+        with quiet_gc():
+            trees_built(100)
+        assert gc.get_freeze_count() >= frozen > 0 and gc.isenabled()
+    assert gc.get_freeze_count() == 0 and gc.isenabled()

@@ -7,6 +7,9 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
+#: how many `quiet_gc` blocks are open (a command that loads its files itself and then lints them)
+_depth = 0
+
 
 @contextlib.contextmanager
 def quiet_gc() -> Iterator[None]:
@@ -16,13 +19,19 @@ def quiet_gc() -> Iterator[None]:
     walks all of them again (measured: more than half of the load time on a 28 MB repository).
     Rules still get a working collector for their own short-lived garbage: `freeze` moves the
     trees out of its sight. Everything is restored on exit (library callers keep a normal GC).
+    Blocks nest: only the outermost one unfreezes, so that the trees an outer block froze (the
+    files `migrate` loaded) stay out of sight through every lint inside it.
     """
+    global _depth
     was = gc.isenabled()
     gc.disable()
+    _depth += 1
     try:
         yield
     finally:
-        gc.unfreeze()
+        _depth -= 1
+        if not _depth:
+            gc.unfreeze()
         if was:
             gc.enable()
 

@@ -35,9 +35,14 @@ def _identities(sf: SourceFile, di: int, skip: frozenset[int] | set[int] = froze
 
 
 def verify(original: SourceFile, final: SourceFile, origin: Sequence[int | None], touched: set[int],
-           new_items: dict[int, set[int]] | None = None) -> str | None:
+           new_items: dict[int, set[int]] | None = None,
+           final_regions: dict[int, tuple[int, int]] | None = None,
+           original_regions: dict[int, tuple[int, int]] | None = None) -> str | None:
     """The write gates for one file; the reason of the first failure, or None. ``new_items``: per
-    document of the result, the `items` positions of objects inserted into a JSON List."""
+    document of the result, the `items` positions of objects inserted into a JSON List.
+    ``final_regions``: the result's `doc_regions` when the caller derived them from its edits
+    (`dralint.fix.derive`); otherwise they are read off ``final``. ``original_regions``: those of
+    ``original`` when the caller has them already."""
     if original.is_json and _is_json(original.text) and not _is_json(final.text):
         # YAML accepts the result, but every JSON tool that reads this file would not
         return "the result is no longer valid JSON"
@@ -49,8 +54,8 @@ def verify(original: SourceFile, final: SourceFile, origin: Sequence[int | None]
     if len(final.documents) != len(origin):
         return f"the result has {len(final.documents)} documents where {len(origin)} were expected"
     try:
-        r_before = doc_regions(original)
-        r_after = doc_regions(final)
+        r_before = doc_regions(original) if original_regions is None else original_regions
+        r_after = doc_regions(final) if final_regions is None else final_regions
     except yaml.YAMLError as err:
         return f"the result does not parse: {err}"
     for k, o in enumerate(origin):

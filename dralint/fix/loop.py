@@ -22,6 +22,7 @@ from typing import Any
 
 from dralint.engine import progress
 from dralint.engine.config import Config
+from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.pipeline import load_paths
 from dralint.engine.runner import Result, limits_for, lint_files
 from dralint.fix.edits import fmt_path
@@ -239,16 +240,19 @@ def fix_paths(paths: Sequence[str], config: Config, context: Sequence[str] = (),
               stdin: tuple[str, bytes] | None = None, unsafe: bool = False,
               follow_symlinks: bool = False) -> tuple[FixRun, list[str]]:
     """Load files like `dralint.engine.pipeline.lint_paths` and fix them; returns the run and missing paths."""
-    targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
-    if stdin is not None:
-        targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
-    progress.start(len(targets))  # the first lint pass over every file is most of the run
-    ctx: list[SourceFile] = []
-    if context:
-        names = {str(Path(sf.path).resolve()) for sf in targets}
-        ctx_files, _ = load_paths(context, config, follow_symlinks)
-        ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
-    run = fix_files(targets, ctx, config, unsafe)
+    # the loaded trees live for the whole run: out of the garbage collector's sight, as `check` keeps them
+    with quiet_gc():
+        targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
+        if stdin is not None:
+            targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
+        progress.start(len(targets))  # the first lint pass over every file is most of the run
+        ctx: list[SourceFile] = []
+        if context:
+            names = {str(Path(sf.path).resolve()) for sf in targets}
+            ctx_files, _ = load_paths(context, config, follow_symlinks)
+            ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
+        trees_built(sum(len(sf.text) for sf in (*targets, *ctx)))
+        run = fix_files(targets, ctx, config, unsafe)
     run.write_to, run.roots = write_to, roots
     return run, missing
 

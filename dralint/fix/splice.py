@@ -995,22 +995,95 @@ def doc_regions(sf: SourceFile) -> dict[int, tuple[int, int]]:
     Raises `yaml.YAMLError` when the file does not parse.
     """
     text = sf.text
-    ends = _content_ends(text)
+    ends = _located_ends(sf)
+    if ends is None:
+        ends = _content_ends(text)
     out: dict[int, tuple[int, int]] = {}
     for doc in sf.documents:
         end = ends.get(doc.start)
-        if end is None:
-            continue
-        ls = text.rfind("\n", 0, doc.start) + 1
-        if text[ls: doc.start].strip():
-            continue
-        if end > 0 and text[end - 1] == "\n":
-            stop = end
-        else:
-            n = text.find("\n", end)
-            stop = len(text) if n == -1 else n + 1
-        out[doc.index] = (ls, stop)
+        region = None if end is None else region_of(text, doc.start, end)
+        if region is not None:
+            out[doc.index] = region
     return out
+
+
+def region_of(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The region of a document whose root starts at ``start`` and whose content ends at ``end``."""
+    ls = text.rfind("\n", 0, start) + 1
+    if text[ls: start].strip():
+        return None
+    if end > 0 and text[end - 1] == "\n":
+        return ls, end
+    n = text.find("\n", end)
+    return ls, len(text) if n == -1 else n + 1
+
+
+#: a complex key's ``?`` (when it starts the text or follows a space or flow indicator), and a flow
+#: collection used as a key: with those (and merge keys), positions in the located data may not
+#: follow the text order or end where the parser's events do. Each pattern starts with a literal
+#: or a class, so a search scans the text at C speed (the file is searched before every pass).
+_QUESTION = re.compile(r"\?(?=[ \t\r\n]|$)")
+_FLOW_KEY = re.compile(r"[\]}][ \t]*:(?=[ \t\r\n]|$)")
+
+
+def _unordered(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether ``text[start:end]`` may hold a merge key, a complex key or a flow collection as a key."""
+    stop = len(text) if end is None else end
+    if text.find("<<", start, stop) != -1 or _FLOW_KEY.search(text, start, stop):
+        return True
+    if text.find("?", start, stop) == -1:
+        return False
+    return any(m.start() == start or text[m.start() - 1] in " \t\r\n,[{"
+               for m in _QUESTION.finditer(text, start, stop))
+
+
+def _located_ends(sf: SourceFile) -> dict[int, int] | None:
+    """`_content_ends` read off the data the loader already built, or None where it cannot be.
+
+    Every scalar and flow collection ends where the parser's event for it ends, and without merges,
+    complex or duplicate keys the last entry of a block collection is also its last text, so the end
+    of a document is found by following last entries down (depth, not size). Where that path meets
+    an alias (whose positions are the anchored node's) or a collection with an anchor or tag, and
+    for files that did not load cleanly, the event parser answers: re-parsing a file to find its
+    documents' ends is what this avoids for the common case.
+    """
+    text = sf.text
+    if sf.problems or sf.is_json or _unordered(text):
+        return None
+    ends: dict[int, int] = {}
+    for doc in sf.documents:
+        if doc.skip or doc.duplicates:
+            return None
+        end = _last_content(text, doc.data, doc.end)
+        if end is None:
+            return None
+        ends[doc.start] = end
+    return ends
+
+
+def _last_content(text: str, v: Any, end: int) -> int | None:
+    """End of the last content of a node (``end``: the node's end, used when it is a scalar); None
+    when the path to it goes through an alias or a collection with an anchor or tag."""
+    last = -1
+    while isinstance(v, (LMap, LSeq)):
+        first = text[v.s: v.s + 1]
+        if first in ("{", "["):
+            return max(last, v.e)
+        if first in ("!", "&", "*") or not v:
+            return None
+        lc = v.lc
+        if isinstance(v, LMap):
+            ks, ke, vs = lc[-4], lc[-3], lc[-2]
+            # a key or value placed before where it should be is shared with an earlier node
+            if ks < v.s or vs < ke or (len(lc) > 4 and ks <= lc[-8]):
+                return None
+            last = max(last, ke)
+            v, end = v[next(reversed(v))], lc[-1]
+        else:
+            if lc[-2] < v.s or (len(lc) > 2 and lc[-2] <= lc[-4]):
+                return None
+            v, end = v[-1], lc[-1]
+    return max(last, end)
 
 
 _ENDS: dict[str, dict[int, int]] = {}
@@ -1134,6 +1207,14 @@ class PassResult:
     notes: dict[int, list[str]] = field(default_factory=dict)
     #: document index -> positions in the result's `items` of the objects inserted into a JSON List
     new_items: dict[int, set[int]] = field(default_factory=dict)
+    #: where the text changed, in order: (start, end) in the input -> (start, end) in ``text``; a
+    #: rewritten region, or the documents inserted after one (an empty input span). Empty for JSON Lists.
+    changes: list[tuple[int, int, int, int]] = field(default_factory=list)
+    #: the input's document regions (`doc_regions`), as this pass read them
+    regions: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: document index -> where its rewritten region / the documents inserted after it are in ``text``
+    placed: dict[int, tuple[int, int]] = field(default_factory=dict)
+    added: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicability) -> PassResult:
@@ -1153,6 +1234,7 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
         for pf in planned:
             out.skipped.append(Skipped(pf, "the file has YAML syntax errors; fix those first"))
         return out
+    out.regions = regions
     by_doc: dict[int, list[PlannedFix]] = defaultdict(list)
     for pf in planned:
         by_doc[pf.doc_index].append(pf)
@@ -1208,10 +1290,20 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
         return out
     pieces: list[str] = []
     pos = 0
+    size = 0  # the length of the result so far (of `pieces`)
+
+    def put(piece: str) -> None:
+        nonlocal size
+        pieces.append(piece)
+        size += len(piece)
+
     for di in sorted(set(new_regions) | set(new_docs), key=lambda d: regions[d][0]):
         s, e = regions[di]
-        pieces.append(text[pos:s])
-        pieces.append(new_regions.get(di, text[s:e]))
+        put(text[pos:s])
+        if di in new_regions:
+            out.changes.append((s, e, size, size + len(new_regions[di])))
+            out.placed[di] = (size, size + len(new_regions[di]))
+        put(new_regions.get(di, text[s:e]))
         pos = e
         if di in new_docs:
             # the comments (and blank lines) after the document's last content are still the
@@ -1219,18 +1311,21 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
             # after them, so that uncommenting them does not land inside an inserted object
             tail = _trailing_comments_end(text, pos)
             if tail > pos:
-                pieces.append(text[pos:tail])
+                put(text[pos:tail])
                 pos = tail
             m = re.match(r"\.\.\.[ \t]*(#[^\n]*)?(\r?\n|$)", text[pos:])
             if m:
-                pieces.append(text[pos: pos + m.end()])
+                put(text[pos: pos + m.end()])
                 pos += m.end()
             nl = sf.newline
             prefix = "" if (pieces[-1].endswith("\n") or not pieces[-1]) else nl
+            at = size
             for doc_text in new_docs[di]:
-                pieces.append(prefix + "---" + nl + doc_text.replace("\n", nl))
+                put(prefix + "---" + nl + doc_text.replace("\n", nl))
                 prefix = ""
+            out.changes.append((pos, pos, at, size))
+            out.added[di] = (at, size)
             out.inserted[di] = len(new_docs[di])
-    pieces.append(text[pos:])
+    put(text[pos:])
     out.text = "".join(pieces)
     return out

@@ -575,6 +575,13 @@ def _compose(sf: SourceFile, text: str, base: int, limits: Limits) -> list[Docum
     return docs
 
 
+def compose_span(sf: SourceFile, start: int, end: int, limits: Limits) -> list[Document]:
+    """The documents of ``sf.text[start:end]`` alone, at file offsets (a limit refused is a problem on
+    ``sf``). Raises `yaml.YAMLError`. For a span that starts on a line and ends at a document marker
+    or the end of the file, this is what parsing the whole file gives for those documents."""
+    return _compose(sf, sf.text[start:end], start, limits)
+
+
 def _shift(data: Any, base: int, seen: set[int]) -> None:
     """Move the offsets of a chunk parsed on its own to file offsets."""
     if not isinstance(data, (LMap, LSeq)) or id(data) in seen:

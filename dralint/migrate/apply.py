@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from dralint.engine.config import Config, usable_cores
 from dralint.engine.runner import limits_for, lint_files
+from dralint.fix.derive import derive_result
 from dralint.fix.gates import verify
 from dralint.fix.loop import FileOutcome, GateFailure
 from dralint.fix.splice import PlannedFix, apply_pass
@@ -98,14 +99,20 @@ def _apply_file(job: _Job, k: int) -> _Done:
     for pf in pr.applied:
         if id(pf) in pr.notes:
             done.notes[pos[id(pf)]] = pr.notes[id(pf)]
-    new = load_bytes(sf.path, (b"\xef\xbb\xbf" if sf.bom else b"") + pr.text.encode("utf-8"),
-                     limits_for(job.config))
+    limits = limits_for(job.config)
+    # the result is parsed only where it changed; what the pass cannot vouch for is parsed whole
+    derived = derive_result(sf, pr, limits)
+    if derived is not None:
+        new, regions = derived.file, derived.regions
+    else:
+        new = load_bytes(sf.path, (b"\xef\xbb\xbf" if sf.bom else b"") + pr.text.encode("utf-8"), limits)
+        regions = None
     origin: list[int | None] = []
     for d in range(len(sf.documents)):
         origin.append(d)
         origin.extend([None] * pr.inserted.get(d, 0))
-    why = verify(sf, new, origin, pr.touched, pr.new_items) or \
-        _recheck(new, job, {pf.label for pf in pr.applied}, origin, pr.new_items)
+    why = verify(sf, new, origin, pr.touched, pr.new_items, regions, pr.regions or None) or \
+        _recheck(new, job, {pf.label for pf in pr.applied}, origin, pr.new_items, pr.touched)
     if why:
         done.failure = why
         return done
@@ -115,7 +122,8 @@ def _apply_file(job: _Job, k: int) -> _Done:
 
 
 def _recheck(new: SourceFile, job: _Job, migrated: set[str], origin: Sequence[int | None],
-             new_items: dict[int, set[int]] | None = None) -> str | None:
+             new_items: dict[int, set[int]] | None = None, touched: set[int] | frozenset[int] = frozenset(),
+             ) -> str | None:
     """Migrated workloads must have no legacy findings left, and the new objects no errors.
 
     Only the documents this run inserted (``origin`` None) are held to "no errors": claims and templates
@@ -124,7 +132,16 @@ def _recheck(new: SourceFile, job: _Job, migrated: set[str], origin: Sequence[in
     """
     scan = replace(job.config, select=[*LEGACY_RULES, "DRA10"], extend_select=[], ignore=[], per_file_ignores={},
                    jobs=1)
-    for f in lint_files([new], [], scan).findings:
+    # only the documents this run changed or inserted are linted again; the others were read as they
+    # are by the planning pass, and stay in the index (as context) for the rules that look across
+    changed = [k >= len(origin) or origin[k] is None or origin[k] in touched for k in range(len(new.documents))]
+    if not all(changed):
+        target = replace(new, documents=[d for d, c in zip(new.documents, changed, strict=True) if c])
+        rest = replace(new, documents=[d for d, c in zip(new.documents, changed, strict=True) if not c])
+        linted = lint_files([target], [rest], scan)
+    else:
+        linted = lint_files([new], [], scan)
+    for f in linted.findings:
         ref = f.object
         if ref is None:
             continue

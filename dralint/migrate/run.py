@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dralint.checks.registry import Context
 from dralint.engine.config import Config
+from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.pipeline import load_paths
 from dralint.engine.runner import limits_for, lint_files
 from dralint.fix.loop import FileOutcome, load_targets
@@ -70,17 +71,20 @@ def migrate_paths(paths: Sequence[str], config: Config, opts: MigrateOptions, co
                   stdin: tuple[str, bytes] | None = None, follow_symlinks: bool = False,
                   progress: Callable[[int], None] | None = None,
                   on_loaded: Callable[[int], None] | None = None) -> MigrationReport:
-    targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
-    if stdin is not None:
-        targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
-    if on_loaded is not None:
-        on_loaded(len(targets))
-    ctx: list[SourceFile] = []
-    if context:
-        names = {str(Path(sf.path).resolve()) for sf in targets}
-        ctx_files, _ = load_paths(context, config, follow_symlinks)
-        ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
-    report = migrate_files(targets, ctx, config, opts, progress)
+    # the loaded trees live for the whole run: out of the garbage collector's sight, as `check` keeps them
+    with quiet_gc():
+        targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
+        if stdin is not None:
+            targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
+        if on_loaded is not None:
+            on_loaded(len(targets))
+        ctx: list[SourceFile] = []
+        if context:
+            names = {str(Path(sf.path).resolve()) for sf in targets}
+            ctx_files, _ = load_paths(context, config, follow_symlinks)
+            ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
+        trees_built(sum(len(sf.text) for sf in (*targets, *ctx)))
+        report = migrate_files(targets, ctx, config, opts, progress)
     report.missing, report.write_to, report.roots = missing, write_to, roots
     return report
 
