@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from dralint.cli.app import main
-from dralint.engine.cache import SummaryCache
+from dralint.engine.cache import FORMAT, SummaryCache
 from dralint.engine.config import build_config
 from dralint.engine.pipeline import lint_paths
 from dralint.engine.runner import Result
@@ -86,7 +86,7 @@ def lint(target: Path, repo: Path, cache: Path | None, jobs: int = 1, **cfg: Any
 
 def entries(cache: Path) -> list[Path]:
     """The stored summaries (results entries, named ``r<hash>``, are tests/test_results_cache.py's)."""
-    return sorted(p for p in cache.rglob("*.json") if not p.name.startswith((".tmp", "r", "paths")))
+    return sorted(p for p in cache.rglob("*.summary") if not p.name.startswith(".tmp"))
 
 
 def test_cold_then_warm_gives_the_same_findings(repo: Path, user_cache: Path) -> None:
@@ -222,7 +222,7 @@ def test_default_location_is_skipped_by_discovery(repo: Path, monkeypatch: pytes
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(repo)
     assert main(["check", "apps/pod.yaml", "--context", "."]) == 0
-    assert (repo / ".dralint_cache" / "v2").is_dir()
+    assert (repo / ".dralint_cache" / f"v{FORMAT}").is_dir()
     assert ".dralint_cache" in DEFAULT_EXCLUDES
     refs, _ = discover(["."], root=repo)
     assert not any(".dralint_cache" in str(r.path) for r in refs)
@@ -270,3 +270,23 @@ def test_summary_from_the_index_objects_is_the_summary_of_the_file() -> None:
     known = [*index.objects, *index.values]
     assert summarize(sf, known).to_bytes() == summarize(sf).to_bytes()
     assert summarize(sf).claim_refs == ((0, "c"),)
+
+
+def test_every_cache_file_named_json_is_json_and_old_layouts_go(repo: Path, user_cache: Path) -> None:
+    """Tools check every ``*.json`` in a tree: summaries (a JSON line, then JSON texts) are named
+    ``.summary``; results entries and the stat index are real JSON. A marked older layout is removed."""
+    cache = user_cache / "cache"
+    old = cache / "v2" / "0123456789abcdef"
+    old.mkdir(parents=True)
+    (old / ".dralint-salt-dir").write_text("made by dralint\n")
+    (old / "ab").mkdir()
+    (old / "ab" / "ab12.json").write_bytes(b'{"format":2}\n{"x":1}')
+    unmarked = cache / "v1" / "keep"
+    unmarked.mkdir(parents=True)
+    lint(repo, repo, cache)
+    assert not (cache / "v2").exists() and unmarked.is_dir()  # only what dralint marked as its own
+    named_json = list(cache.rglob("*.json"))
+    assert len(named_json) >= 8  # the results entries of every file
+    for p in named_json:
+        json.loads(p.read_bytes())
+    assert len(entries(cache)) == 8

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from dralint.engine.cache import FORMAT
 from tests.conftest import REPO
 
 POD = """apiVersion: v1
@@ -131,7 +132,7 @@ def cache_hits(p: subprocess.CompletedProcess[str]) -> int:
 def entry_of(repo: Path, text: str) -> Path:
     """The cache entry of a YAML file with this content (its key is the hash of the bytes)."""
     key = hashlib.blake2b(text.encode(), digest_size=20, person=b"dralint-yaml").hexdigest()
-    found = list((repo / ".dralint_cache").glob(f"v*/*/{key[:2]}/{key}.json"))
+    found = list((repo / ".dralint_cache").glob(f"v*/*/{key[:2]}/{key}.summary"))
     assert len(found) == 1, found
     return found[0]
 
@@ -150,7 +151,7 @@ def clean_result(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, list[tu
 def test_version_dir_linked_to_home_deletes_nothing(repo: Path, home: Path,
                                                     clean_result: tuple[int, list[tuple[str, str]]]) -> None:
     (repo / ".dralint_cache").mkdir()
-    (repo / ".dralint_cache" / "v2").symlink_to(home)
+    (repo / ".dralint_cache" / f"v{FORMAT}").symlink_to(home)
     before = snapshot(home)
     for args in (["check", ".", "--format", "json"], ONE_FILE, [*ONE_FILE, "--jobs", "2"]):
         p = dralint(args, repo, home)
@@ -319,5 +320,5 @@ def test_user_cache_directory_hits_on_the_second_run(repo: Path, home: Path, tmp
     assert outcome(dralint([*ONE_FILE, *args], repo, home, **env)) == clean_result
     second = dralint([*ONE_FILE, *args], repo, home, **env)
     assert outcome(second) == clean_result and cache_hits(second) == 2
-    assert list((user_cache / "repo").glob("v*/*/*/*.json"))
+    assert list((user_cache / "repo").glob("v*/*/*/*.summary"))
     assert not (repo / ".dralint_cache").exists()

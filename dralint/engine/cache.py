@@ -42,8 +42,11 @@ from pathlib import Path
 
 from dralint import __version__
 
-#: bump when the summary layout changes
-FORMAT = 2
+#: bump when the summary layout changes (3: entries are named by what they hold, `SUFFIX`)
+FORMAT = 3
+#: file name ending per kind of entry: a summary is a JSON line followed by JSON texts, which is not
+#: one JSON document, so it must not be named like one (tools that check every ``*.json`` choke on it)
+SUFFIX = {"summary": ".summary", "results": ".json"}
 
 _GITIGNORE = b"# created by dralint: cached index summaries, safe to delete\n*\n"
 _TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# dralint cache (see https://bford.info/cachedir/)\n"
@@ -141,7 +144,7 @@ def _create(path: str, data: bytes) -> None:
 
 
 class SummaryCache:
-    """A directory of summaries: ``<dir>/v<FORMAT>/<salt>/<key[:2]>/<key>.json``.
+    """A directory of entries: ``<dir>/v<FORMAT>/<salt>/<key[:2]>/<key><SUFFIX[kind]>``.
 
     ``project`` is the project root: the cache must live below it or in the user cache directory.
     """
@@ -221,15 +224,15 @@ class SummaryCache:
         h = hashlib.blake2b(raw, digest_size=20, person=b"dralint-json" if is_json else b"dralint-yaml")
         return h.hexdigest()
 
-    def _path(self, key: str) -> str:
-        return os.path.join(self._dir, key[:2], key + ".json")
+    def _path(self, key: str, kind: str = "summary") -> str:
+        return os.path.join(self._dir, key[:2], key + SUFFIX[kind])
 
     # -- read ---------------------------------------------------------------------------------
-    def get(self, key: str) -> bytes | None:
+    def get(self, key: str, kind: str = "summary") -> bytes | None:
         """The stored entry, or None on a miss (the caller validates what it reads)."""
         if not self.enabled:
             return None
-        path = self._path(key)
+        path = self._path(key, kind)
         data = _read(path) if self._dirs_ok([*self._chain, os.path.dirname(path)]) else None
         if data is None:
             self.misses += 1
@@ -300,9 +303,21 @@ class SummaryCache:
             if self._mkdir(salt_dir):
                 _create(os.path.join(salt_dir, MARKER), _MARKER_TEXT)
             self._drop_other_salts(version_dir)
+            self._drop_other_versions()
         except OSError as e:
             self._refuse(f"cannot prepare {self.root}: {e}")
         return self.enabled
+
+    def _drop_other_versions(self) -> None:
+        """Entries of older layouts (``v2/``...): their marked salt directories go, then the version
+        directory if that left it empty."""
+        with os.scandir(self.root) as it:
+            old = [e.path for e in it if e.name != f"v{FORMAT}" and e.name[:1] == "v" and e.name[1:].isdigit()
+                   and e.is_dir(follow_symlinks=False)]
+        for version_dir in old:
+            self._drop_other_salts(version_dir)
+            with contextlib.suppress(OSError):
+                os.rmdir(version_dir)  # only when empty
 
     def _drop_other_salts(self, version_dir: str) -> None:
         """Delete the entries of other dralint builds: real directories with dralint's marker only."""
@@ -314,11 +329,11 @@ class SummaryCache:
             if _is_regular(os.path.join(path, MARKER)):
                 shutil.rmtree(path, ignore_errors=True)
 
-    def put(self, key: str, text: bytes) -> None:
+    def put(self, key: str, text: bytes, kind: str = "summary") -> None:
         """Store one summary (`dralint.engine.summary.FileSummary.to_bytes`)."""
         if not self.enabled or not self._dirs_ok(self._chain):
             return  # not prepared (or no longer usable): nothing is written
-        target = self._path(key)
+        target = self._path(key, kind)
         shard = os.path.dirname(target)
         try:
             if not self._dirs_ok([shard]):

@@ -299,7 +299,7 @@ class ResultsCache:
         self.writes = 0
 
     def lookup(self, display: str, content_key: str) -> Entry | None:
-        raw = self.cache.get(entry_key(self.salt, content_key, display))
+        raw = self.cache.get(entry_key(self.salt, content_key, display), "results")
         return Entry.from_bytes(raw) if raw is not None else None
 
     def still_valid(self, candidates: dict[int, Entry], rows: Sequence[FileRow]) -> set[int]:
@@ -327,5 +327,5 @@ class ResultsCache:
                              sorted(row.kinds), row.has_values, row.objects, list(row.claim_refs)).to_bytes()
             except (Unstorable, ValueError):  # ValueError: a circular value
                 continue  # linted afresh next time
-            self.cache.put(entry_key(self.salt, content_key, display), data)
+            self.cache.put(entry_key(self.salt, content_key, display), data, "results")
             self.writes += 1
