@@ -120,3 +120,12 @@ def pre_commit(tmp_path_factory: pytest.TempPathFactory) -> PreCommit:
     p = pc.run(dst, "install-hooks", "--config", str(config))
     assert p.returncode == 0, f"pre-commit could not install the hook environment:\n{p.stdout}{p.stderr}"
     return pc
+
+
+@pytest.fixture
+def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake home and user cache directory: outside the project, a cache may live only there."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("DRALINT_CACHE_DIR", raising=False)
+    return tmp_path / "xdg" / "dralint"

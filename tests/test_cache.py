@@ -52,12 +52,8 @@ spec:
 
 
 @pytest.fixture(autouse=True)
-def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake home and user cache directory: outside the project, a cache may live only there."""
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("DRALINT_CACHE_DIR", raising=False)
-    return tmp_path / "xdg" / "dralint"
+def _isolated(user_cache: Path) -> None:
+    """Every test here runs with a fake home and user cache directory (`tests.conftest.user_cache`)."""
 
 
 @pytest.fixture
@@ -290,3 +286,22 @@ def test_every_cache_file_named_json_is_json_and_old_layouts_go(repo: Path, user
     for p in named_json:
         json.loads(p.read_bytes())
     assert len(entries(cache)) == 8
+
+
+def test_a_tree_linted_from_outside_gets_no_files(repo: Path, user_cache: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """No configuration file, no git work tree, not the working directory: the tree is someone else's
+    (a vendored or read-only checkout), so its cache lives in the user cache directory."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
+    assert main(["check", "--exit-zero", "--format", "json", str(repo)]) == 0
+    first = capsys.readouterr().out
+    assert main(["check", "--exit-zero", "--format", "json", "-v", str(repo)]) == 0
+    second = capsys.readouterr()
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before  # nothing added to the tree
+    assert not list(elsewhere.iterdir())  # nor to the working directory
+    assert second.out == first and "results_reused 8" in second.err  # and the cache still works
+    assert list((user_cache / "trees").glob("*/v*/*/*/*.summary"))

@@ -70,11 +70,8 @@ CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespa
 
 
 @pytest.fixture(autouse=True)
-def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("DRALINT_CACHE_DIR", raising=False)
-    return tmp_path / "xdg" / "dralint"
+def _isolated(user_cache: Path) -> None:
+    """Every test here runs with a fake home and user cache directory (`tests.conftest.user_cache`)."""
 
 
 @pytest.fixture

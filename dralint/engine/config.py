@@ -447,6 +447,15 @@ def project_root(start: Path, cwd: Path) -> Path:
     return cwd_abs if start == cwd_abs or start.is_relative_to(cwd_abs) else start
 
 
+def owns_default_cache(cfg: Config, cwd: Path) -> bool:
+    """Whether the default cache may be written at the project root: the root is a configuration
+    file's directory, a git work tree, or the working directory. A tree linted from outside (a
+    vendored or read-only checkout, another team's files) gets its cache in the user cache
+    directory instead, so that linting never adds files to it."""
+    root = Path(os.path.abspath(cfg.root))
+    return cfg.path is not None or (root / ".git").exists() or root == Path(os.path.abspath(cwd))
+
+
 def check_input_links(cfg: Config, values_files: Iterable[str] = (), follow_symlinks: bool = False) -> None:
     """Refuse (exit 2) inventory and Helm values files that are symlinks out of the project, before
     anything reads them: they are not findings, and a parse error would quote their content."""

@@ -11,12 +11,15 @@ repository scale:
 - Large inputs are linted by worker processes (`dralint.engine.parallel`): each parses its share of the
   files, the summaries are exchanged so that every worker has the whole index, then each runs
   all rules on its own targets and sends back only findings.
-Findings are the same with and without workers and cache (tests/test_parallel.py, test_cache.py).
+- Target files whose stored findings still hold (`dralint.engine.results`) are neither read nor parsed.
+Findings are the same with and without workers and caches (tests/test_parallel.py, test_cache.py,
+test_results_cache.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from dralint.engine import progress
-from dralint.engine.cache import SummaryCache, default_cache_dir
-from dralint.engine.config import Config, usable_cores
+from dralint.engine.cache import SummaryCache, default_cache_dir, user_cache_dir
+from dralint.engine.config import Config, owns_default_cache, usable_cores
 from dralint.engine.lazy import FileLoader, Input, LazySourceFile, add_summary
 from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.results import Entry, FileRow, Outcome, ResultsCache, row_of
@@ -88,7 +91,13 @@ def _key(p: str) -> str:
 def open_cache(config: Config, limits: Limits) -> SummaryCache | None:
     if not config.use_cache:
         return None
-    directory = Path(config.cache_dir) if config.cache_dir else default_cache_dir(config.root)
+    if config.cache_dir:
+        directory = Path(config.cache_dir)
+    elif owns_default_cache(config, Path.cwd()):
+        directory = default_cache_dir(config.root)
+    else:  # a tree linted from outside: its cache goes to the user cache directory, one per tree
+        tree = hashlib.blake2b(os.path.abspath(config.root).encode("utf-8", "surrogateescape"), digest_size=8)
+        directory = user_cache_dir() / "trees" / tree.hexdigest()
     if not directory.is_absolute():
         directory = config.root / directory
     return SummaryCache(directory, f"{limits}", config.root)

@@ -242,19 +242,38 @@ def fix_paths(paths: Sequence[str], config: Config, context: Sequence[str] = (),
     """Load files like `dralint.engine.pipeline.lint_paths` and fix them; returns the run and missing paths."""
     # the loaded trees live for the whole run: out of the garbage collector's sight, as `check` keeps them
     with quiet_gc():
-        targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
-        if stdin is not None:
-            targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
-        progress.start(len(targets))  # the first lint pass over every file is most of the run
-        ctx: list[SourceFile] = []
-        if context:
-            names = {str(Path(sf.path).resolve()) for sf in targets}
-            ctx_files, _ = load_paths(context, config, follow_symlinks)
-            ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
-        trees_built(sum(len(sf.text) for sf in (*targets, *ctx)))
-        run = fix_files(targets, ctx, config, unsafe)
-    run.write_to, run.roots = write_to, roots
-    return run, missing
+        loaded = load_run(paths, config, context, stdin, follow_symlinks)
+        progress.start(len(loaded.targets))  # the first lint pass over every file is most of the run
+        run = fix_files(loaded.targets, loaded.context, config, unsafe)
+    run.write_to, run.roots = loaded.write_to, loaded.roots
+    return run, loaded.missing
+
+
+@dataclass
+class LoadedRun:
+    """The files a rewriting command (fix, migrate) works on, as `load_run` read them."""
+
+    targets: list[SourceFile]
+    #: ``--context`` files that are not targets themselves
+    context: list[SourceFile]
+    missing: list[str]
+    write_to: dict[str, str]
+    roots: Roots
+
+
+def load_run(paths: Sequence[str], config: Config, context: Sequence[str] = (),
+             stdin: tuple[str, bytes] | None = None, follow_symlinks: bool = False) -> LoadedRun:
+    """Targets (stdin last) and context files; call it with the garbage collector quiet."""
+    targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
+    if stdin is not None:
+        targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
+    ctx: list[SourceFile] = []
+    if context:
+        names = {str(Path(sf.path).resolve()) for sf in targets}
+        ctx_files, _ = load_paths(context, config, follow_symlinks)
+        ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
+    trees_built(sum(len(sf.text) for sf in (*targets, *ctx)))
+    return LoadedRun(targets, ctx, missing, write_to, roots)
 
 
 def load_targets(paths: Sequence[str], config: Config, follow_symlinks: bool = False

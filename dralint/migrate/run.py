@@ -10,12 +10,11 @@ from pathlib import Path
 
 from dralint.checks.registry import Context
 from dralint.engine.config import Config
-from dralint.engine.memory import quiet_gc, trees_built
-from dralint.engine.pipeline import load_paths
-from dralint.engine.runner import limits_for, lint_files
-from dralint.fix.loop import FileOutcome, load_targets
+from dralint.engine.memory import quiet_gc
+from dralint.engine.runner import lint_files
+from dralint.fix.loop import FileOutcome, load_run
 from dralint.fix.splice import PlannedFix
-from dralint.inputs.load import SourceFile, load_bytes, yaml_error_text
+from dralint.inputs.load import SourceFile, yaml_error_text
 from dralint.inputs.roots import project_roots
 from dralint.migrate.apply import _Job, _merge, _run, _workers
 from dralint.migrate.bridge import _bridge
@@ -73,19 +72,11 @@ def migrate_paths(paths: Sequence[str], config: Config, opts: MigrateOptions, co
                   on_loaded: Callable[[int], None] | None = None) -> MigrationReport:
     # the loaded trees live for the whole run: out of the garbage collector's sight, as `check` keeps them
     with quiet_gc():
-        targets, missing, write_to, roots = load_targets(paths, config, follow_symlinks)
-        if stdin is not None:
-            targets.append(load_bytes(stdin[0], stdin[1], limits_for(config)))
+        loaded = load_run(paths, config, context, stdin, follow_symlinks)
         if on_loaded is not None:
-            on_loaded(len(targets))
-        ctx: list[SourceFile] = []
-        if context:
-            names = {str(Path(sf.path).resolve()) for sf in targets}
-            ctx_files, _ = load_paths(context, config, follow_symlinks)
-            ctx = [sf for sf in ctx_files if str(Path(sf.path).resolve()) not in names]
-        trees_built(sum(len(sf.text) for sf in (*targets, *ctx)))
-        report = migrate_files(targets, ctx, config, opts, progress)
-    report.missing, report.write_to, report.roots = missing, write_to, roots
+            on_loaded(len(loaded.targets))
+        report = migrate_files(loaded.targets, loaded.context, config, opts, progress)
+    report.missing, report.write_to, report.roots = loaded.missing, loaded.write_to, loaded.roots
     return report
 
 
