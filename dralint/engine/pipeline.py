@@ -145,7 +145,8 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
         if cache is None or inp.raw is None:
             continue
         inp.key = cache.key(inp.raw, inp.display.lower().endswith(".json"))
-        _from_cache(i, inp, inp.key, cache, results, summaries, stored, candidates)
+        if inp.key != known:  # the same key was just looked up
+            _from_cache(i, inp, inp.key, cache, results, summaries, stored, candidates)
     if cache is not None:
         for i, st in stat.items():
             ref, key = inputs[i].ref, inputs[i].key
