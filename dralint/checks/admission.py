@@ -142,32 +142,32 @@ def _drop(data: Any, path: JsonPath) -> None:
 
 
 def defaulted(obj: K8sObject, ctx: Context) -> K8sObject:
-    key = ("admission:defaulted", id(obj))
-    hit = ctx.cache.get(key)
-    if hit is None:
-        hit = obj
-        if obj.group == GROUP and obj.kind:
-            data = apply_defaults(obj.data, obj.kind, obj.version, ctx.profile.kubernetes_version)
-            if data is not obj.data:
-                hit = _with_data(obj, data)
-        ctx.cache[key] = hit
-    return hit
+    # the memo holds None for "unchanged": holding ``obj`` itself would be a cycle the collector must find
+    if "defaulted" in obj.memo:
+        return obj.memo["defaulted"] or obj
+    hit: K8sObject | None = None
+    if obj.group == GROUP and obj.kind:
+        data = apply_defaults(obj.data, obj.kind, obj.version, ctx.profile.kubernetes_version)
+        if data is not obj.data:
+            hit = _with_data(obj, data)
+    obj.memo["defaulted"] = hit
+    return hit or obj
 
 
 def admitted(obj: K8sObject, ctx: Context) -> K8sObject:
-    key = ("admission:admitted", id(obj))
-    hit = ctx.cache.get(key)
-    if hit is None:
-        hit = base = defaulted(obj, ctx)
-        if obj.group == GROUP:
-            lc = for_profile(ctx.profile)
-            # only plain drops: a drop that leaves the object invalid ("dropped-then-rejected") is
-            # reported by DRA501 together with the rejection it causes
-            uses = [u for u in lc.gated_uses(obj.kind, base.data, []) if u.control.when_off == "dropped"]
-            if uses:
-                data = clone(base.data)
-                for use in sorted(uses, key=lambda u: len(u.path), reverse=True):
-                    _drop(data, use.path)
-                hit = _with_data(obj, data)
-        ctx.cache[key] = hit
-    return hit
+    if "admitted" in obj.memo:
+        return obj.memo["admitted"] or obj
+    base = defaulted(obj, ctx)
+    hit = base if base is not obj else None
+    if obj.group == GROUP:
+        lc = for_profile(ctx.profile)
+        # only plain drops: a drop that leaves the object invalid ("dropped-then-rejected") is
+        # reported by DRA501 together with the rejection it causes
+        uses = [u for u in lc.gated_uses(obj.kind, base.data, []) if u.control.when_off == "dropped"]
+        if uses:
+            data = clone(base.data)
+            for use in sorted(uses, key=lambda u: len(u.path), reverse=True):
+                _drop(data, use.path)
+            hit = _with_data(obj, data)
+    obj.memo["admitted"] = hit
+    return hit or obj

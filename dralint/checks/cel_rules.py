@@ -23,12 +23,11 @@ _REJECTED = "The API server rejects the object"
 
 def _reports(obj: K8sObject, ctx: Context) -> list[tuple[JsonPath, str, SelectorReport]]:
     """The analysed selectors of one object, computed once for all five rules."""
-    key = ("dralint.cel.reports", id(obj))
-    got = ctx.cache.get(key)
-    if got is not None and got[0] is obj:
-        return got[1]  # type: ignore[no-any-return]
+    got = obj.memo.get("cel-reports")
+    if got is not None:
+        return got  # type: ignore[no-any-return]
     out = [(path, text, analyze(text, ctx.profile, ctx.cache)) for path, text in selectors_of(obj)]
-    ctx.cache[key] = (obj, out)
+    obj.memo["cel-reports"] = out
     return out
 
 

@@ -100,8 +100,7 @@ def _preview_gate_message(setup: Setup, driver: str, gate: str, what: str) -> st
 
 
 def _analyse(obj: K8sObject, ctx: Context) -> _Analysis:
-    key = ("driver-analysis", id(obj))
-    hit = ctx.cache.get(key)
+    hit = obj.memo.get("driver-analysis")
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     out = _Analysis()
@@ -109,7 +108,7 @@ def _analyse(obj: K8sObject, ctx: Context) -> _Analysis:
         _claim(obj, ctx, out)
     elif obj.kind == "DeviceClass":
         _device_class(obj, ctx, out)
-    ctx.cache[key] = out
+    obj.memo["driver-analysis"] = out
     return out
 
 
@@ -380,9 +379,8 @@ def _score(d: dict[str, Any], chart: dict[str, Any]) -> int:
 
 
 def _chart_of(vd: ValuesDoc, ctx: Context) -> _ChartValues | None:
-    key = ("chart-of", id(vd))
-    if key in ctx.cache:
-        return ctx.cache[key]  # type: ignore[no-any-return]
+    if "chart-of" in vd.memo:
+        return vd.memo["chart-of"]  # type: ignore[no-any-return]
     found: _ChartValues | None = None
     facts = charts()["charts"]
     d = vd.data
@@ -409,7 +407,7 @@ def _chart_of(vd: ValuesDoc, ctx: Context) -> _ChartValues | None:
             c = facts[name]
             found = _ChartValues(vd, name, prefix, data, _switches(data, c.get("device-plugin"), prefix),
                                  _switches(data, c.get("dra-gpus"), prefix))
-    ctx.cache[key] = found
+    vd.memo["chart-of"] = found
     return found
 
 

@@ -35,15 +35,13 @@ def view_for(obj: K8sObject, ctx: Context) -> intended.View | None:
     """The rewritten object the semantic rules judge, or None when ``obj`` is fine as written."""
     if obj.group != GROUP or obj.kind not in _CONVERTIBLE:
         return None
-    key = ("intended:view", id(obj))
-    hit = ctx.cache.get(key)
-    if hit is not None and hit[0] is obj:
-        return hit[1]  # type: ignore[no-any-return]
+    if "intended-view" in obj.memo:
+        return obj.memo["intended-view"]  # type: ignore[no-any-return]
     view = intended.shape_view(obj)
     converted = _converted(view or intended.View(obj, ()), ctx)
     if converted is not None:
         view = converted
-    ctx.cache[key] = (obj, view)  # holds obj: its id stays unique while the entry lives
+    obj.memo["intended-view"] = view
     return view
 
 

@@ -26,8 +26,7 @@ class Usage:
 
 def usages(obj: K8sObject, ctx: Context) -> list[Usage]:
     """Every (container, legacy resource) pair of an object; computed once per object and run."""
-    key = ("legacy-usages", id(obj))
-    hit = ctx.cache.get(key)
+    hit = obj.memo.get("legacy-usages")
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     know = legacy(ctx.profile)
@@ -49,7 +48,7 @@ def usages(obj: K8sObject, ctx: Context) -> list[Usage]:
                 res = know.classify(name)
                 assert res is not None
                 out.append(Usage(ps, c, res, path, amount, tuple(sections)))
-    ctx.cache[key] = out
+    obj.memo["legacy-usages"] = out
     return out
 
 
@@ -243,14 +242,17 @@ def _gfd_message(key: str, cel: str | None) -> str:
 
 @rule("DRA208", needs="pod")
 def extended_resource_bridge(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
-    if not obj.pod_specs:
+    # Only an extended resource name (one with a domain) can be served by a class: a pod that
+    # requests none needs no look at the classes, which lets a streamed run check it on its own.
+    if not any("/" in name for ps in obj.pod_specs for c in k8s.containers(ps)
+               for _, m in k8s.resource_maps(c) for name in m):
         return
     served: dict[str, str] = ctx.cache.get("extended-resource-classes")  # type: ignore[assignment]
     if served is None:
         served = {}
         for dc in ctx.index.of_kind("DeviceClass"):
             ern = k8s.get(dc.data, "spec", "extendedResourceName")
-            if isinstance(ern, str) and dc.name:
+            if isinstance(ern, str) and "/" in ern and dc.name:
                 served.setdefault(ern, dc.name)
         ctx.cache["extended-resource-classes"] = served
     if not served:

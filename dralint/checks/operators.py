@@ -20,8 +20,7 @@ from dralint.model import Severity, Violation
 
 def _fields(obj: K8sObject, ctx: Context) -> list[workloads.GpuField]:
     """The object's GPU fields that name a GPU (or count GPUs); once per object and run."""
-    key = ("operator-gpu-fields", id(obj))
-    hit = ctx.cache.get(key)
+    hit = obj.memo.get("operator-gpu-fields")
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     know = legacy(ctx.profile)
@@ -39,7 +38,7 @@ def _fields(obj: K8sObject, ctx: Context) -> list[workloads.GpuField]:
             keep = know.classify(f.name) is not None
         if keep:
             out.append(f)
-    ctx.cache[key] = out
+    obj.memo["operator-gpu-fields"] = out
     return out
 
 

@@ -166,12 +166,11 @@ def _inventory(ctx: Context) -> Inventory | None:
 
 
 def _spec(obj: K8sObject, inv: Inventory, ctx: Context) -> ClaimSpec | None:
-    key = ("dralint.rollout.spec", id(obj))
-    got = ctx.cache.get(key)
+    got = obj.memo.get("rollout-spec")
     if isinstance(got, ClaimSpec):
         return got
     spec = claim_spec(obj, ctx.index, inv, evaluator(inv, ctx.profile, ctx.cache))
-    ctx.cache[key] = spec
+    obj.memo["rollout-spec"] = spec
     return spec
 
 

@@ -110,7 +110,6 @@ class LazySourceFile(SourceFile):
     """
 
     raw = _delegate("raw")
-    text = _delegate("text")
     bom = _delegate("bom")
     newline = _delegate("newline")
     documents = _delegate("documents")
@@ -118,9 +117,20 @@ class LazySourceFile(SourceFile):
     is_json = _delegate("is_json")
     _line_starts = _delegate("_line_starts")
 
-    def __init__(self, path: str, loader: FileLoader) -> None:  # not the dataclass __init__: no fields are set here
+    def __init__(self, path: str, loader: FileLoader, text: str | None = None) -> None:
+        # not the dataclass __init__: no fields are set here
         self.path = path
         self.loader = loader
+        #: kept by a streamed run for a file with findings: reports quote it without parsing it again
+        self._text = text
+
+    @property
+    def text(self) -> str:
+        return self._text if self._text is not None else self.loader.source().text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text = value
 
 
 class RemoteValues(ValuesDoc):
@@ -148,22 +158,43 @@ class RemoteValues(ValuesDoc):
 
 
 def add_summary(index: Index, display: str, summary: FileSummary, target: bool,
-                loader: FileLoader | None) -> None:
-    """Add a file to the index from its summary (objects in file order, as `Index.add_file` would)."""
-    sf = SourceFile(path=display, raw=b"")
+                loader: FileLoader | None, kept: KeptUnits | None = None) -> None:
+    """Add a file to the index from its summary (objects in file order, as `Index.add_file` would).
+
+    ``kept``: a streamed file whose units are partly still parsed; those take their places in the
+    file's order instead of the summary's, and the summary's share their file."""
+    sf = SourceFile(path=display, raw=b"") if kept is None else kept.file
     index.files.append(sf)
     docs = {d.doc: Document(d.doc, None, 0, 0, d.source) for d in summary.docs}
-    sf.documents = list(docs.values())
+    if kept is None:
+        sf.documents = list(docs.values())
     refs: dict[int, list[str]] = {}
     for position, name in summary.claim_refs:
         refs.setdefault(position, []).append(name)
     for position, o in enumerate(summary.objects):
+        real = kept.objects.get(position) if kept is not None else None
+        if real is not None:
+            index.add(real)
+            continue
         obj = RemoteObject(sf, docs[o.doc], o.base_path, [o.api_version, o.kind, o.name, o.namespace], o.data,
                            loader, target)
         obj.claim_names = tuple(refs.get(position, ()))  # from the summary: no load to count a claim's users
         index.add(obj)
-    for v in summary.values:
+    for position, v in enumerate(summary.values):
+        real_values = kept.values.get(position) if kept is not None else None
+        if real_values is not None:
+            index.add_values(real_values)
+            continue
         index.add_values(RemoteValues(sf, docs[v.doc], v.data, v.carried, loader, target))
+
+
+@dataclass
+class KeptUnits:
+    """The units of a file that are still parsed, by position among its objects and its values documents."""
+
+    file: SourceFile
+    objects: dict[int, K8sObject]
+    values: dict[int, ValuesDoc]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -4,11 +4,12 @@ Cross-file rules need every file in the index, so a plain "one file per task" po
 Each worker instead owns a fixed share of the files (balanced by size) for the whole run:
 
 1. it parses its share and sends back each file's summary (`dralint.engine.summary.summarize`), writing
-   it to the cache as well; context files are dropped after that, target files stay parsed;
+   it to the cache as well; its targets are checked as they are parsed (`dralint.engine.stream`),
+   and only the units whose rules asked about other files stay parsed;
 2. the main process joins all summaries (plus the cache hits) in file order and sends the list to
    every worker;
-3. each worker builds the complete index — its own targets as parsed objects, everything else from
-   summaries — runs all rules on its own targets and sends back only findings.
+3. each worker builds the complete index — what it still holds parsed as it is, everything else
+   from summaries — runs the waiting rules and sends back only findings.
 
 Every file is parsed once, no parse tree crosses a process boundary, and the index each worker sees
 holds the same objects in the same order as a one-process run, so the findings are identical.
@@ -38,6 +39,7 @@ from dralint.engine.memory import trees_built
 from dralint.engine.pipeline import _Run
 from dralint.engine.results import Outcome
 from dralint.engine.runner import InternalError, Result, _Runner, limits_for
+from dralint.engine.stream import Stream
 from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.index import Index
 from dralint.inputs.load import SourceFile
@@ -213,50 +215,51 @@ def _phase1(conn: Connection, job: _Job, share: list[int]) -> tuple[str, Any]:
     t0 = time.perf_counter()
     limits = limits_for(job.config)
     cache = job.cache
-    mine: dict[int, SourceFile] = {}
+    runner = _Runner(job.config, Index())
+    runner.seal()
+    stream = Stream(runner)  # targets are checked as they are parsed (see dralint.engine.stream)
+    mine: dict[int, FileSummary] = {}
     out: dict[int, bytes] = {}
     writes = 0
     for i in share:
         inp = job.inputs[i]
         sf = inp.parse(limits)
-        text = summarize(sf).to_bytes()
+        summary = stream.check(i, sf, owned=inp.loaded is None) if inp.target else summarize(sf)
+        text = summary.to_bytes()
         if cache is not None and inp.key is not None and not (inp.target and cache.has(inp.key)):
             cache.put(inp.key, text)
             writes += 1
         out[i] = text
         if inp.target:
-            mine[i] = sf
+            mine[i] = summary
     conn.send(("summaries", out))
     t1 = time.perf_counter()
-    return ("findings", _phase2(conn, job, mine, {"cache_writes": writes, "parse_seconds": t1 - t0}))
+    return ("findings", _phase2(conn, job, stream, mine, {"cache_writes": writes, "parse_seconds": t1 - t0}))
 
 
 def _phase2(
-    conn: Connection, job: _Job, mine: dict[int, SourceFile], stats: dict[str, Any]
+    conn: Connection, job: _Job, stream: Stream, mine: dict[int, FileSummary], stats: dict[str, Any]
 ) -> tuple[list[_FileResult], dict[str, Any], list[str]]:
     limits = limits_for(job.config)
     parts = unframe(conn.recv_bytes())
     t0 = time.perf_counter()
-    for i in conn.recv():  # targets whose stored results no longer hold: linted here after all
-        mine[i] = job.inputs[i].parse(limits)
+    for i in conn.recv():  # targets whose stored results no longer hold: checked here after all
+        inp = job.inputs[i]
+        mine[i] = stream.check(i, inp.parse(limits), owned=inp.loaded is None)
     index = Index()
     for i, inp in enumerate(job.inputs):
         if i in mine:
-            index.add_file(mine[i], target=True)
+            stream.add(index, i, inp.display, mine[i], inp.loader(limits, stats))
             continue
         summary = FileSummary.from_bytes(parts[i])
         if summary is None:
             raise RuntimeError(f"unreadable summary for {inp.display}")
         add_summary(index, inp.display, summary, inp.target, inp.loader(limits, stats))
     del parts
-    runner = _Runner(job.config, index)
     trees_built()
-    objects, values = runner.units_by_file()
-    results = []
-    for i in sorted(mine):
-        sf = mine[i]
-        before, silenced = len(runner.errors), len(runner.suppressions)
-        kept, suppressed = runner.lint_file(sf, objects.get(id(sf), ()), values.get(id(sf), ()))
-        results.append(_FileResult(i, kept, suppressed, runner.errors[before:], runner.suppressions[silenced:]))
+    stream.finish(index)
+    results = [_FileResult(i, o.findings, o.suppressed, stream.errors_of(i), o.suppressions)
+               for i, o in sorted(stream.outcomes.items())]
     stats["check_seconds"] = time.perf_counter() - t0
+    stats["kept_trees"] = len(stream.waiting)
     return results, stats, sorted(index.reads)

@@ -11,6 +11,8 @@ repository scale:
 - Large inputs are linted by worker processes (`dralint.engine.parallel`): each parses its share of the
   files, the summaries are exchanged so that every worker has the whole index, then each runs
   all rules on its own targets and sends back only findings.
+- Target files are streamed (`dralint.engine.stream`): each is checked as it is parsed and its tree
+  goes, except the objects whose rules asked about other files; those are checked at the end.
 - Target files whose stored findings still hold (`dralint.engine.results`) are neither read nor parsed.
 Findings are the same with and without workers and caches (tests/test_parallel.py, test_cache.py,
 test_results_cache.py).
@@ -29,10 +31,11 @@ from typing import Any
 from dralint.engine import progress
 from dralint.engine.cache import SummaryCache, default_cache_dir, user_cache_dir
 from dralint.engine.config import Config, owns_default_cache, usable_cores
-from dralint.engine.lazy import FileLoader, Input, LazySourceFile, add_summary
+from dralint.engine.lazy import FileLoader, Input, add_summary
 from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.results import Entry, FileRow, Outcome, ResultsCache, row_of
 from dralint.engine.runner import InternalError, Result, _Runner, limits_for
+from dralint.engine.stream import Stream
 from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.files import discover, read_file
 from dralint.inputs.index import Index
@@ -240,14 +243,15 @@ class _Run:
             self.summary_bytes(i)
         return self.summaries[i]
 
-    def index_of(self, parsed: dict[int, SourceFile], loaders: list[FileLoader]) -> Index:
-        """The index of the run: parsed targets as they are, everything else from summaries."""
+    def index_of(self, own: dict[int, FileSummary], stream: Stream | None, loaders: list[FileLoader]) -> Index:
+        """The index of the run: what the stream still holds parsed as it is, everything else from
+        summaries (``own``: those of the parsed targets)."""
         index = Index()
         for i, inp in enumerate(self.inputs):
-            if i in parsed:
-                index.add_file(parsed[i], target=True)
+            if stream is not None and i in own:
+                stream.add(index, i, inp.display, own[i], loaders[i])
             else:
-                add_summary(index, inp.display, self.summary(i), inp.target, loaders[i])
+                add_summary(index, inp.display, own[i] if i in own else self.summary(i), inp.target, loaders[i])
         return index
 
     def store(self, outcomes: dict[int, Outcome], reads: set[str], rows: list[FileRow]) -> None:
@@ -280,7 +284,7 @@ class _Run:
 
     def target_objects(self, rows: list[FileRow] | None) -> int | None:
         """Objects in the target files, from the rows (every target has one once summarised)."""
-        if rows is None or self.results is None:
+        if rows is None:
             return None
         return sum(r.objects for r, inp in zip(rows, self.inputs, strict=True) if inp.target)
 
@@ -291,16 +295,23 @@ def _lint_serial(run: _Run) -> Result:
 
 
 def _lint_serial_quiet(run: _Run) -> Result:
+    """Stream the files: each target is parsed, checked on its own and summarised, and its parse tree
+    goes, unless a rule asked the index about it (`dralint.engine.runner.SealedIndex`). Those
+    (rule, unit) pairs run at the end, on an index of summaries plus the few trees kept for them.
+    Peak memory then grows with the index, not with the repository."""
     inputs, cache = run.inputs, run.cache
     limits = limits_for(run.config)
-    parsed: dict[int, SourceFile] = {}
-    own: dict[int, FileSummary] = {}  # summaries of the parsed targets (for the dependency digest)
+    runner = _Runner(run.config, Index())
+    runner.seal()
+    stream = Stream(runner)
+    own: dict[int, FileSummary] = {}  # summaries of the parsed targets (index, dependency digest, cache)
 
     def parse(i: int) -> None:
         inp = inputs[i]
         sf = inp.parse(limits)
         if inp.target:
-            parsed[i] = sf  # summarised after linting, from the objects the rules have worked on
+            own[i] = stream.check(i, sf, owned=inp.loaded is None)
+            progress.advance()
         else:
             summary = run.summaries[i] = summarize(sf)  # the parse tree goes; the summary keeps what the index needs
             if cache is not None and inp.key is not None:
@@ -312,40 +323,29 @@ def _lint_serial_quiet(run: _Run) -> Result:
     rows: list[FileRow] | None = None
     reused: set[int] = set()
     if run.candidates:  # the changed targets are part of what the stored results depend on
-        own.update((i, summarize(sf)) for i, sf in parsed.items())
         rows = run.rows(own)
         reused = run.reuse(rows)
         for i in run.candidates:
             if i not in reused:
                 parse(i)
-    loaders = [inp.loader(limits, run.stats) for inp in inputs]
-    files: list[SourceFile] = [
-        parsed[i] if i in parsed else LazySourceFile(inp.display, loaders[i])  # parsed again only if a report quotes it
-        for i, inp in enumerate(inputs) if i in parsed or i in reused
-    ]
     progress.advance(len(reused))
-    if not parsed:  # every target's results hold: the index is built only if a report asks for it
-        return run.result({}, reused, files, lambda: run.index_of({}, loaders), [], rows)
-    index = run.index_of(parsed, loaders)
-    runner = _Runner(run.config, index)
-    trees_built(sum(len(inputs[i].raw or b"") for i in parsed))
-    objects_by_file, values_by_file = runner.units_by_file()
-    outcomes: dict[int, Outcome] = {}
-    for i in sorted(parsed):
-        sf = parsed[i]
-        errors, silenced = len(runner.errors), len(runner.suppressions)
-        kept, suppressed = runner.lint_file(sf, objects_by_file.get(id(sf), ()), values_by_file.get(id(sf), ()))
-        outcomes[i] = Outcome(kept, suppressed, runner.suppressions[silenced:], len(runner.errors) > errors)
-        progress.advance()
+    loaders = [inp.loader(limits, run.stats) for inp in inputs]
+    run.stats["kept_trees"] = len(stream.waiting)
+    index: Index | None = None
+    if stream.waiting:  # else no rule asked the index: it is built only if a report asks for it
+        index = run.index_of(own, stream, loaders)
+        trees_built()  # what is still parsed lives to the end: out of the collector's sight
+        stream.finish(index)
+    files = [stream.file_of(i, inp.display, loaders[i]) for i, inp in enumerate(inputs) if i in own or i in reused]
     if cache is not None and run.results is not None:
-        for i, sf in parsed.items():
-            if i not in own:
-                own[i] = summarize(sf, [*objects_by_file.get(id(sf), ()), *values_by_file.get(id(sf), ())])
+        for i, summary in own.items():
             key = inputs[i].key
             if key is not None and not cache.has(key):
-                cache.put(key, own[i].to_bytes())
-        if rows is None:
-            rows = run.rows(own)
-    if rows is not None:
-        run.store(outcomes, index.reads, rows)
-    return run.result(outcomes, reused, files, index, runner.errors, rows)
+                cache.put(key, summary.to_bytes())
+    rows = rows or run.rows(own)
+    run.store(stream.outcomes, index.reads if index is not None else set(), rows)
+    # the caller's index is built from the summaries if a report reads it: the trees kept for the
+    # waiting rules go now, before the report takes its own memory
+    del index
+    stream.release()
+    return run.result(stream.outcomes, reused, files, lambda: run.index_of(own, None, loaders), stream.errors(), rows)

@@ -73,6 +73,51 @@ class Result:
         return out
 
 
+class NeedsIndex(BaseException):
+    """Raised by `SealedIndex` when a rule asks the index before it is complete.
+
+    A BaseException, so that a rule's own ``except Exception`` cannot swallow it and quietly
+    compute findings from an empty index."""
+
+
+class SealedIndex:
+    """The index while a file is checked on its own (streaming): any question about other files is
+    refused; a file's own values documents are known."""
+
+    def __init__(self) -> None:
+        self._file: SourceFile | None = None
+        self._values: Sequence[ValuesDoc] = ()
+
+    def own(self, sf: SourceFile, values: Sequence[ValuesDoc]) -> None:
+        self._file, self._values = sf, values
+
+    def values_in(self, sf: SourceFile) -> list[ValuesDoc]:
+        if sf is not self._file:
+            raise NeedsIndex("values_in")
+        return list(self._values)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # introspection (copy, pickle, test tools), not a rule's question
+            raise AttributeError(name)
+        raise NeedsIndex(name)
+
+
+@dataclass(eq=False)
+class FileWork:
+    """One target file's findings before suppression, and the rule runs still waiting for the index."""
+
+    sf: SourceFile
+    findings: list[Finding] = field(default_factory=list)
+    #: id(finding) -> the object annotation that may silence it; -id(object) -> every object annotation
+    annotations: dict[int, Directive] = field(default_factory=dict)
+    #: (check, rule, unit, the unit's annotation) pairs that asked the sealed index
+    deferred: list[tuple[CheckFn, RuleMeta, Any, Directive | None]] = field(default_factory=list)
+    #: the rule crashes on this file
+    errors: list[InternalError] = field(default_factory=list)
+    #: the file's objects and values documents, while its deferred runs wait for the index
+    units: list[K8sObject | ValuesDoc] = field(default_factory=list)
+
+
 def limits_for(config: Config) -> Limits:
     return Limits(max_file_bytes=config.max_file_size)
 
@@ -101,6 +146,7 @@ class _Runner:
         self._kind_cache: dict[str | None, list[tuple[RuleImpl, RuleMeta]]] = {}
         self._calls: dict[tuple[str | None, int], list[tuple[CheckFn, RuleMeta, Context]]] = {}
         self.errors: list[InternalError] = []
+        self._sealed = SealedIndex()
         #: findings a suppression silenced (kept for the JSON and SARIF reports)
         self.suppressions: list[Finding] = []
 
@@ -123,17 +169,13 @@ class _Runner:
             self._calls[(kind, facets)] = calls
         return calls
 
-    def _failed(self, meta: RuleMeta, where: str, e: Exception) -> None:
+    def _failed(self, meta: RuleMeta, where: str, e: Exception) -> InternalError:
         detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-        self.errors.append(InternalError(meta.code, where, detail))
+        error = InternalError(meta.code, where, detail)
+        self.errors.append(error)
         if "DRALINT_DEBUG" in os.environ:
             traceback.print_exc(file=sys.stderr)
-
-    def run(self, impl: RuleImpl, meta: RuleMeta, unit: object, where: str) -> Iterator[Violation]:
-        try:
-            yield from impl.fn(unit, self.contexts[meta.code])
-        except Exception as e:  # a rule bug must not hide the other findings
-            self._failed(meta, where, e)
+        return error
 
     def finding(
         self,
@@ -171,40 +213,83 @@ class _Runner:
         self, sf: SourceFile, objects: Sequence[K8sObject], values: Sequence[ValuesDoc]
     ) -> tuple[list[Finding], int]:
         """All rules on one target file, then its suppressions: (kept findings, suppressed count)."""
-        config = self.config
-        file_findings: list[Finding] = []
-        annotations: dict[int, Directive] = {}
+        return self.settle(self.collect(sf, objects, values))
+
+    def collect(self, sf: SourceFile, objects: Sequence[K8sObject], values: Sequence[ValuesDoc],
+                defer: bool = False) -> FileWork:
+        """Every rule on one target file's units, before suppression.
+
+        With ``defer``, the index is sealed (`SealedIndex`): a rule that asks it anything gives up
+        on that unit, and the (rule, unit) pair is kept in `FileWork.deferred` for `finish` to run
+        once the whole index exists. What such a rule yielded before asking is dropped.
+        """
+        work = FileWork(sf)
+        self._sealed.own(sf, values)
         for impl, meta in self.by_scope["file"]:
-            for v in self.run(impl, meta, sf, sf.path):
-                doc = _doc_at(sf, v)
-                file_findings.append(self.finding(meta, v, sf, doc, (), None))
+            self._unit(work, impl.fn, meta, self.contexts[meta.code], sf, None, defer)
         for obj in objects:
             ann = annotation_directive(
                 obj.annotations.get(ANNOTATION),
                 locate(sf, obj.doc, (*obj.base_path, "metadata", "annotations", ANNOTATION), "value"),
             ) if ANNOTATION in obj.annotations else None
             for fn, meta, ctx in self._object_calls(obj.kind, obj.facets):
-                # called directly (not through `run`): this loop runs rules x objects times
-                try:
-                    for v in fn(obj, ctx):
-                        f = self.finding(meta, v, sf, obj.doc, obj.base_path, obj)
-                        if ann is not None:
-                            annotations[id(f)] = ann
-                        file_findings.append(f)
-                except Exception as e:  # a rule bug must not hide the other findings
-                    self._failed(meta, sf.path, e)
+                self._unit(work, fn, meta, ctx, obj, ann, defer)
             if ann is not None:
-                annotations[-id(obj)] = ann
+                work.annotations[-id(obj)] = ann
         for vd in values:
             for impl, meta in self.by_scope["values"]:
-                for v in self.run(impl, meta, vd, sf.path):
-                    file_findings.append(self.finding(meta, v, sf, vd.doc, (), None))
+                self._unit(work, impl.fn, meta, self.contexts[meta.code], vd, None, defer)
+        return work
 
+    def _unit(self, work: FileWork, fn: CheckFn, meta: RuleMeta, ctx: Context, unit: Any,
+              ann: Directive | None, defer: bool) -> None:
+        """One rule on one unit (the file, an object or a values document); called rules x objects times."""
+        sf = work.sf
+        found: list[Finding] = []
+        try:
+            for v in fn(unit, ctx):
+                if unit is sf:
+                    found.append(self.finding(meta, v, sf, _doc_at(sf, v), (), None))
+                elif isinstance(unit, K8sObject):
+                    found.append(self.finding(meta, v, sf, unit.doc, unit.base_path, unit))
+                else:
+                    found.append(self.finding(meta, v, sf, unit.doc, (), None))
+        except NeedsIndex:
+            if not defer:  # cannot happen: only a sealed index raises it
+                raise
+            work.deferred.append((fn, meta, unit, ann))
+            return
+        except Exception as e:  # a rule bug must not hide the other findings
+            work.errors.append(self._failed(meta, sf.path, e))
+        if ann is not None:
+            for f in found:
+                work.annotations[id(f)] = ann
+        work.findings.extend(found)
+
+    def finish(self, work: FileWork) -> None:
+        """Run a file's deferred (rule, unit) pairs against the index, which is complete by now."""
+        deferred, work.deferred = work.deferred, []
+        for fn, meta, unit, ann in deferred:
+            self._unit(work, fn, meta, self.contexts[meta.code], unit, ann, False)
+
+    def seal(self) -> None:
+        """Give the rules a sealed index until `unseal` (see `collect`)."""
+        for ctx in self.contexts.values():
+            ctx.index = self._sealed  # type: ignore[assignment]
+
+    def unseal(self, index: Index) -> None:
+        self.index = index
+        for ctx in self.contexts.values():
+            ctx.index = index
+
+    def settle(self, work: FileWork) -> tuple[list[Finding], int]:
+        """A file's suppressions over its findings: (kept findings, suppressed count)."""
+        config, sf, annotations = self.config, work.sf, work.annotations
         per_file = config.file_ignores(sf.path)
         sup = Suppressor(parse_directives(sf))
         kept: list[Finding] = []
         suppressed = 0
-        for f in file_findings:
+        for f in work.findings:
             if any(f.rule == c or f.rule.startswith(c) for c in per_file):
                 continue
             if sup.suppressed(f, annotations.get(id(f))):

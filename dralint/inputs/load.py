@@ -19,6 +19,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
+from sys import intern as _intern
 from typing import Any
 
 import yaml
@@ -134,14 +135,15 @@ class SourceFile:
     documents: list[Document] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
     is_json: bool = False
-    _line_starts: list[int] | None = None
+    _line_starts: array[int] | None = None
 
     # -- positions -------------------------------------------------------------------------
-    def line_starts(self) -> list[int]:
+    def line_starts(self) -> array[int]:
         if self._line_starts is None:
             # offsets just after each "\n": running sums of (line length + 1), all in C
             lengths = map((1).__add__, map(len, self.text.split("\n")))
-            starts = list(accumulate(lengths, initial=0))
+            # an array, 4 bytes a line (a list takes about 40: a streamed run keeps many of these)
+            starts = array("i" if len(self.text) < 2**31 - 1 else "q", accumulate(lengths, initial=0))
             starts.pop()  # the sum over all lines points past the end: not a line start
             self._line_starts = starts
         return self._line_starts
@@ -275,7 +277,7 @@ class _Walker:
             for kn, vn in n.value:
                 kt = kn.tag
                 if kt == _STR and kn.__class__ is _ScalarNode:
-                    k = kn.value
+                    k = _intern(kn.value)  # keys repeat in every document: one string each is kept
                 elif kt == _MERGE:
                     merges.append(vn)
                     continue

@@ -1,0 +1,133 @@
+"""Target files checked one at a time: parse, check, summarise, let the parse tree go.
+
+Most rule runs look at one object and nothing else. Those run while the file is parsed, against a
+sealed index (`dralint.engine.runner.SealedIndex`); a rule that asks the index about an object
+(a claim's template, a class, the inventory) is refused, and that (rule, unit) pair waits, with its
+file's tree kept, until every file has been summarised. `Stream.finish` then runs the waiting pairs
+on the complete index and settles those files' suppressions.
+
+The findings are those of checking every file against a complete index: a refused rule run starts
+again from nothing, and the index the waiting pairs see holds the same objects in the same order
+(trees for the kept files, summaries for the others) as a run that keeps every tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dralint.engine.lazy import FileLoader, KeptUnits, LazySourceFile, add_summary
+from dralint.engine.results import Outcome
+from dralint.engine.runner import FileWork, InternalError, _Runner
+from dralint.engine.summary import FileSummary, summarize
+from dralint.inputs.index import Index, K8sObject, ValuesDoc, file_units
+from dralint.inputs.load import Document, SourceFile
+
+
+class Stream:
+    def __init__(self, runner: _Runner) -> None:
+        self.runner = runner
+        #: input index -> files with rule runs waiting for the index (their trees are kept)
+        self.waiting: dict[int, FileWork] = {}
+        #: of those, the files of which only the documents of waiting units are kept
+        self.kept: dict[int, KeptUnits] = {}
+        self.outcomes: dict[int, Outcome] = {}
+        self._errors: dict[int, list[InternalError]] = {}
+        #: texts of streamed files with findings, so that reports quote them without a second parse
+        self._texts: dict[int, str] = {}
+
+    def check(self, i: int, sf: SourceFile, owned: bool = True) -> FileSummary:
+        """Check target ``i`` as far as it can be checked alone; its summary, for the index.
+
+        ``owned``: the tree was parsed for this run (not handed in by a caller), so it may be cut down."""
+        units = file_units(sf)
+        objects = [u for u in units if isinstance(u, K8sObject)]
+        values = [u for u in units if isinstance(u, ValuesDoc)]
+        work = self.runner.collect(sf, objects, values, defer=True)
+        summary = summarize(sf, units)
+        if not work.deferred:
+            self._settle(i, work)
+        elif not owned or any(unit is sf for _, _, unit, _ in work.deferred):
+            work.units = units  # a file-wide rule waits: the whole tree stays
+            self.waiting[i] = work
+        else:
+            self.waiting[i] = work
+            self.kept[i] = _slim(work, objects, values)
+            _park(sf)
+        return summary
+
+    def add(self, index: Index, i: int, display: str, summary: FileSummary, loader: FileLoader) -> None:
+        """Add target ``i`` to the final index: what is still parsed of it as it is, the rest from its summary."""
+        work = self.waiting.get(i)
+        if work is not None and i not in self.kept:
+            index.add_file(work.sf, True, work.units)
+        else:
+            add_summary(index, display, summary, True, loader, self.kept.get(i))
+
+    def finish(self, index: Index) -> None:
+        """Run the waiting rule runs against the complete ``index``."""
+        self.runner.unseal(index)
+        for work in self.waiting.values():
+            _unpark(work.sf)  # rules may quote any file's text, not only their own
+        for i in sorted(self.waiting):
+            work = self.waiting[i]
+            self.runner.finish(work)
+            self._settle(i, work)
+
+    def _settle(self, i: int, work: FileWork) -> None:
+        silenced = len(self.runner.suppressions)
+        kept, suppressed = self.runner.settle(work)
+        self.outcomes[i] = Outcome(kept, suppressed, self.runner.suppressions[silenced:], bool(work.errors))
+        self._errors[i] = work.errors
+        if kept and not self._whole(i):
+            self._texts[i] = work.sf.text
+
+    def release(self) -> None:
+        """Let the kept trees go (the outcomes stay)."""
+        self.waiting.clear()
+        self.kept.clear()
+
+    def errors_of(self, i: int) -> list[InternalError]:
+        return self._errors.get(i, [])
+
+    def errors(self) -> list[InternalError]:
+        """The rule crashes, in file order (as one process that keeps every tree reports them)."""
+        return [e for i in sorted(self._errors) for e in self._errors[i]]
+
+    def _whole(self, i: int) -> bool:
+        """Whether file ``i`` waits with its whole tree (not cut down to its waiting documents)."""
+        return i in self.waiting and i not in self.kept
+
+    def file_of(self, i: int, display: str, loader: FileLoader) -> SourceFile:
+        """Target ``i`` as reports and fixers see it (after `finish`): the tree if it was kept whole,
+        else parsed again on first use (its text, if it has findings, is at hand)."""
+        if self._whole(i):
+            return self.waiting[i].sf
+        return LazySourceFile(display, loader, self._texts.get(i))
+
+
+def _slim(work: FileWork, objects: Sequence[K8sObject], values: Sequence[ValuesDoc]) -> KeptUnits:
+    """Keep only the documents that waiting rule runs look at; the file's other trees go.
+
+    The other documents keep their offsets but lose their data (suppression comments and positions
+    need only the text); the index gets the rest of the file from its summary. The file is changed
+    in place, since the rules' memos may hold the file already."""
+    sf = work.sf
+    waiting = {id(unit) for _, _, unit, _ in work.deferred}
+    units: list[K8sObject | ValuesDoc] = [*objects, *values]
+    docs = {id(u.doc) for u in units if id(u) in waiting}
+    sf.documents = [d if id(d) in docs else Document(d.index, None, d.start, d.end, d.source, d.duplicates, d.skip)
+                    for d in sf.documents]
+    return KeptUnits(sf, {p: u for p, u in enumerate(objects) if id(u) in waiting},
+                     {p: u for p, u in enumerate(values) if id(u) in waiting})
+
+
+def _park(sf: SourceFile) -> None:
+    """Let a waiting file's text go until its turn: it is its bytes decoded, and the bytes are kept."""
+    if sf.text and not any(p.code == "DRA005" for p in sf.problems):  # DRA005: not plain UTF-8
+        sf.text = ""
+        sf._line_starts = None
+
+
+def _unpark(sf: SourceFile) -> None:
+    if not sf.text and sf.raw:
+        sf.text = (sf.raw[3:] if sf.bom else sf.raw).decode("utf-8")

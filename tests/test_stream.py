@@ -1,0 +1,156 @@
+"""A streamed run (each target checked as it is parsed, its tree let go) reports what a run that
+keeps every tree reports.
+
+`lint_files` keeps every tree and builds the whole index before any rule runs; `lint_paths`
+streams (`dralint.engine.stream`). The comparisons run both over the same files, with every rule.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dralint.checks.registry import Context, load_checks
+from dralint.engine.config import build_config
+from dralint.engine.pipeline import lint_paths, load_paths
+from dralint.engine.runner import FileWork, NeedsIndex, SealedIndex, _Runner, lint_files
+from dralint.inputs.index import Index, K8sObject, file_units
+from dralint.inputs.load import load_bytes
+from dralint.model import Violation
+from tests.conftest import EXAMPLES, REPO
+from tests.test_parallel import canonical, load_generator
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("stream") / "repo"
+    load_generator().generate(out, files=150, docs=1400, seed=11)
+    return out
+
+
+def both(paths: list[str], jobs: int = 1, **cfg: Any) -> tuple[Any, Any]:
+    config = build_config(cfg, None, REPO)
+    config.use_cache = False
+    streamed = lint_paths(paths, config, jobs=jobs)
+    files, _ = load_paths(paths, config)
+    whole = lint_files(files, [], config)
+    return streamed, whole
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_streamed_run_reports_what_a_run_with_every_tree_reports(corpus: Path, jobs: int) -> None:
+    streamed, whole = both([str(corpus)], jobs=jobs, select=["ALL"])
+    assert len(whole.findings) > 100
+    assert canonical(streamed) == canonical(whole)
+    assert [f.__dict__ for f in streamed.suppressions] == [f.__dict__ for f in whole.suppressions]
+    assert [e.__dict__ for e in streamed.internal_errors] == [e.__dict__ for e in whole.internal_errors]
+    # it did stream: some files were checked alone and let go, some waited for the index
+    assert 0 < streamed.stats["kept_trees"] < len(streamed.files)
+
+
+def test_examples_streamed_the_same() -> None:
+    streamed, whole = both([str(EXAMPLES)])
+    assert canonical(streamed) == canonical(whole)
+
+
+def test_a_file_that_needs_no_index_is_let_go(tmp_path: Path) -> None:
+    for i in range(5):
+        (tmp_path / f"cm{i}.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\ndata:\n  a: '1'\n")
+    (tmp_path / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  resourceClaims:\n  - name: gpu\n"
+        "    resourceClaimTemplateName: missing\n  containers:\n  - name: c\n    image: x\n"
+        "    resources:\n      claims:\n      - name: gpu\n")
+    config = build_config({}, None, tmp_path)
+    config.use_cache = False
+    result = lint_paths([str(tmp_path)], config, jobs=1)
+    assert result.stats["kept_trees"] == 1  # only the pod asked about other files (its template)
+    assert any(f.rule == "DRA304" for f in result.findings)  # and was checked once the index was whole
+
+
+def _units(text: str) -> tuple[Any, list[K8sObject]]:
+    sf = load_bytes("a.yaml", text.encode())
+    return sf, [u for u in file_units(sf) if isinstance(u, K8sObject)]
+
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"
+
+
+def _runner_with(fn: Any) -> _Runner:
+    runner = _Runner(build_config({}, None, REPO), Index())
+    runner.by_scope.clear()
+    runner._calls = {}
+    meta = next(iter(runner.selected.values()))
+    runner._object_calls = lambda kind, facets: [(fn, meta, runner.contexts[meta.code])]  # type: ignore[method-assign]
+    return runner
+
+
+def test_a_rule_that_asks_the_index_after_yielding_starts_again(tmp_path: Path) -> None:
+    calls: list[bool] = []
+
+    def check(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+        yield Violation("before asking", ("metadata",))
+        calls.append(True)
+        try:  # a rule's own broad handler must not swallow the refusal
+            n = sum(1 for _ in ctx.index.of_kind("DeviceClass"))
+        except Exception:
+            n = -1
+        yield Violation(f"classes: {n}", ("metadata",))
+
+    runner = _runner_with(check)
+    runner.seal()
+    sf, objects = _units(CM)
+    work = runner.collect(sf, objects, [], defer=True)
+    assert work.findings == [] and len(work.deferred) == 1  # what it yielded before asking is dropped
+    runner.unseal(Index())
+    runner.finish(work)
+    assert [f.message for f in work.findings] == ["before asking", "classes: 0"]
+    assert len(calls) == 2
+
+
+def test_the_sealed_index_refuses_every_question() -> None:
+    sealed = SealedIndex()
+    with pytest.raises(NeedsIndex):
+        sealed.of_kind("DeviceClass")
+    with pytest.raises(NeedsIndex):
+        _ = sealed.objects
+    assert not issubclass(NeedsIndex, Exception)
+
+
+def test_a_collect_without_deferral_never_sees_a_refusal() -> None:
+    def check(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+        yield Violation(f"{sum(1 for _ in ctx.index.of_kind('ConfigMap'))}", ("metadata",))
+
+    runner = _runner_with(check)
+    sf, objects = _units(CM)
+    index = Index()
+    index.add_file(sf, True, objects)
+    runner.unseal(index)
+    work: FileWork = runner.collect(sf, objects, [])
+    assert [f.message for f in work.findings] == ["1"] and not work.deferred
+
+
+def test_rule_memos_live_on_their_object_not_on_its_address() -> None:
+    """Objects are let go as the run streams; a new one at a freed address must not inherit the
+    old one's results (a run-wide table keyed by ``id()`` did: DRA201 went missing)."""
+    load_checks()
+    from dralint.checks.legacy import usages
+
+    ctx = Context(index=Index(), profile=build_config({}, None, REPO).profile)
+    gpu = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n" \
+          "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    plain = gpu.replace("nvidia.com/gpu", "cpu")
+    seen = []
+    for text in [plain, gpu] * 20:
+        _, (obj,) = _units(text)
+        seen.append(len(usages(obj, ctx)))
+        ref = weakref.ref(obj)
+        del obj
+        gc.collect()
+        assert ref() is None
+    assert seen == [0, 1] * 20
