@@ -7,6 +7,7 @@ fixer can inspect, order and verify them before anything is written.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal
@@ -204,6 +205,32 @@ def to_plain(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return [to_plain(x) for x in v]
     return v
+
+
+def fingerprint(v: Any) -> Hashable | None:
+    """A hashable value equal for two values exactly when `same` calls them equal; None when there is
+    none (a NaN is not equal to itself; a tuple or an unknown type is left to `same`)."""
+    if isinstance(v, str):
+        return ("s", str(v))
+    if isinstance(v, dict):
+        parts = []
+        for k, x in v.items():
+            f = fingerprint(x)
+            if f is None or not isinstance(k, str):
+                return None
+            parts.append((k, f))
+        return ("d", frozenset(parts))
+    if isinstance(v, list):
+        items = []
+        for x in v:
+            f = fingerprint(x)
+            if f is None:
+                return None
+            items.append(f)
+        return ("l", tuple(items))
+    if v is None or type(v) in (bool, int) or (type(v) is float and v == v):
+        return ("x", type(v), v)
+    return None
 
 
 def same(a: Any, b: Any) -> bool:

@@ -60,7 +60,8 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
         echo_err("  declared device classes: " + ", ".join(p.device_classes))
     if not HAVE_LIBYAML:
         echo_err("  warning: PyYAML without libyaml: parsing is ~9x slower")
-    echo_err(f"  {len(result.files)} files, {len(result.index.objects)} objects, {len(result.selected)} rules, "
+    # objects of the targets only: counting the whole index would parse the targets again
+    echo_err(f"  {len(result.files)} files, {result.target_objects()} objects in them, {len(result.selected)} rules, "
              f"{seconds:.2f}s")
     if cfg.jobs_requested is not None:
         echo_err(f"  jobs: {cfg.jobs_requested} requested, capped at {cfg.jobs} (the usable CPU cores)")

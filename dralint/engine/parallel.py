@@ -159,7 +159,10 @@ def lint_parallel(run: _Run, stored: dict[int, bytes], workers: int) -> Result |
             for i, inp in enumerate(inputs):
                 summary = known[i]
                 assert summary is not None
-                add_summary(index, inp.display, summary, inp.target, loaders[i])
+                if inp.target:  # parsed again: reports point at the targets' objects
+                    index.add_file(loaders[i].source(), True)
+                else:
+                    add_summary(index, inp.display, summary, False, loaders[i])
             return index
 
         # phase 2: findings

@@ -245,10 +245,13 @@ class _Run:
 
     def index_of(self, own: dict[int, FileSummary], stream: Stream | None, loaders: list[FileLoader]) -> Index:
         """The index of the run: what the stream still holds parsed as it is, everything else from
-        summaries (``own``: those of the parsed targets)."""
+        summaries (``own``: those of the parsed targets). Without a stream, the index the caller
+        gets: targets parsed again (reports point at their objects), context files from summaries."""
         index = Index()
         for i, inp in enumerate(self.inputs):
-            if stream is not None and i in own:
+            if stream is None and inp.target:
+                index.add_file(loaders[i].source(), True)
+            elif stream is not None and i in own:
                 stream.add(index, i, inp.display, own[i], loaders[i])
             else:
                 add_summary(index, inp.display, own[i] if i in own else self.summary(i), inp.target, loaders[i])

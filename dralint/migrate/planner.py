@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +57,7 @@ from dralint.inputs.locate import locate, offsets
 from dralint.knowledge import drivers, gke, k8s, lifecycle, schema, workloads
 from dralint.knowledge.legacy import LegacyKnowledge, LegacyResource, legacy
 from dralint.migrate.records import MigrateOptions, WorkloadReport
-from dralint.model import Applicability, Edit, Fix, JsonPath, same, to_plain
+from dralint.model import Applicability, Edit, Fix, JsonPath, fingerprint, same, to_plain
 
 #: how gpu-feature-discovery writes MIG-single and shared product labels (reference §8.5/§8.6)
 _MIG_PRODUCT = re.compile(r"(?P<product>.+)-MIG-(?P<profile>[0-9]+g\.[0-9]+gb(?:[.+-][a-z.]+)?)")
@@ -218,6 +219,8 @@ class _Planner:
     taken: dict[tuple[str, str | None, str], str] = field(default_factory=dict)
     #: id() of an existing object -> its spec as plain data (see `_plain_spec`; the objects live for the run)
     plain_specs: dict[int, Any] = field(default_factory=dict)
+    #: (namespace, spec fingerprint) -> the ResourceClaimTemplates with that spec (see `_templates_like`)
+    template_buckets: dict[tuple[str | None, Hashable | None], list[K8sObject]] | None = None
     #: device class name -> (driver, device type, where) of each of its definitions (see `_class_views`)
     class_views: dict[str, list[tuple[str | None, str | None, str]]] = field(default_factory=dict)
     #: (namespace, file, spec json) -> template name created by this run
@@ -627,9 +630,8 @@ class _Planner:
         ns = obj.namespace
         want_spec = spec if kind == "ResourceClaim" else {"spec": spec}
         if kind == "ResourceClaimTemplate":
-            for other in self.result.index.of_kind(kind):
-                if other.namespace == ns and other.name and same(self._plain_spec(other), want_spec) \
-                        and self._reusable(other, want_spec):
+            for other in self._templates_like(ns, want_spec):
+                if other.name and self._reusable(other, want_spec):
                     return other.name, True
             key = (ns, obj.file.path, repr(want_spec))
             if key in self.created:
@@ -652,6 +654,25 @@ class _Planner:
         if kind == "ResourceClaimTemplate":
             self.created[(ns, obj.file.path, repr(want_spec))] = candidate
         return candidate, False
+
+    def _templates_like(self, ns: str | None, want_spec: dict[str, Any]) -> list[K8sObject]:
+        """The ResourceClaimTemplates of namespace ``ns`` whose spec is ``want_spec`` (`same`), in index order.
+
+        Found by a fingerprint of the spec, built once per run: comparing every migrated workload's
+        template with every template of the repository was most of the planning time."""
+        if self.template_buckets is None:
+            self.template_buckets = defaultdict(list)
+            for other in self.result.index.of_kind("ResourceClaimTemplate"):
+                self.template_buckets[(other.namespace, fingerprint(self._plain_spec(other)))].append(other)
+        want = fingerprint(want_spec)
+        found = self.template_buckets.get((ns, want), []) if want is not None else []
+        # a spec without a fingerprint (a NaN, say) is compared the slow way
+        odd = self.template_buckets.get((ns, None), []) if want is not None else [
+            o for (n, _), objs in self.template_buckets.items() if n == ns for o in objs]
+        if not odd:
+            return found
+        ordered = {id(o): i for i, o in enumerate(self.result.index.of_kind("ResourceClaimTemplate"))}
+        return sorted([*found, *(o for o in odd if same(self._plain_spec(o), want_spec))], key=lambda o: ordered[id(o)])
 
     def _plain_spec(self, obj: K8sObject) -> Any:
         """``spec`` of an existing object as plain data, converted once per run (every migrated workload
