@@ -8,6 +8,8 @@ streams (`dralint.engine.stream`). The comparisons run both over the same files,
 from __future__ import annotations
 
 import gc
+import os
+import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,3 +156,36 @@ def test_rule_memos_live_on_their_object_not_on_its_address() -> None:
         gc.collect()
         assert ref() is None
     assert seen == [0, 1] * 20
+
+
+def test_a_warm_run_reads_only_the_summaries_its_rules_need(tmp_path: Path) -> None:
+    """The pre-commit case: one changed file against a warm cache of the repository. Context
+    summaries are read only once a rule asks about other files."""
+    for i in range(6):
+        (tmp_path / f"cm{i}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n")
+    (tmp_path / "tpl.yaml").write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: gpu\nspec:\n  spec:\n"
+        "    devices:\n      requests:\n      - name: gpu\n        exactly:\n"
+        "          deviceClassName: gpu.nvidia.com\n")
+    changed = tmp_path / "changed.yaml"
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  resourceClaims:\n  - name: gpu\n"
+           "    resourceClaimTemplateName: {}\n  containers:\n  - name: c\n    image: x\n"
+           "    resources:\n      claims:\n      - name: gpu\n")
+    past = time.time() - 60  # files changed in the last seconds are not trusted by stat
+    for p in tmp_path.iterdir():
+        os.utime(p, (past, past))
+    config = build_config({}, None, tmp_path)
+    config.cache_dir = str(tmp_path / ".cache")
+
+    def run(text: str) -> Any:
+        changed.write_text(text)
+        return lint_paths([str(changed)], config, context=[str(tmp_path)], jobs=1)
+
+    run(CM)  # fills the cache
+    alone = run(CM.replace("name: cm", "name: other"))
+    assert alone.stats.get("summaries_read", 0) == 0 and alone.stats["cache_hits"] == 7
+    found = run(pod.format("gpu"))
+    assert found.stats["summaries_read"] == 7  # the pod asks for its template
+    assert not [f for f in found.findings if f.rule == "DRA304"]
+    missing = run(pod.format("nope"))
+    assert [f.rule for f in missing.findings if f.rule == "DRA304"] == ["DRA304"]

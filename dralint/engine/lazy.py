@@ -25,9 +25,10 @@ class FileLoader:
         self.display, self.ref, self.raw, self.limits, self.stats = display, ref, raw, limits, stats
         self._sf: SourceFile | None = None
 
-    def source(self) -> SourceFile:
+    def source(self, why: str = "on_demand_loads") -> SourceFile:
+        """The parsed file; ``why`` names the run statistic that counts the parse."""
         if self._sf is None:
-            self.stats["on_demand_loads"] = self.stats.get("on_demand_loads", 0) + 1
+            self.stats[why] = self.stats.get(why, 0) + 1
             if self.raw is not None:
                 self._sf = load_bytes(self.display, self.raw, self.limits)
             elif self.ref is not None:

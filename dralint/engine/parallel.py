@@ -160,7 +160,7 @@ def lint_parallel(run: _Run, stored: dict[int, bytes], workers: int) -> Result |
                 summary = known[i]
                 assert summary is not None
                 if inp.target:  # parsed again: reports point at the targets' objects
-                    index.add_file(loaders[i].source(), True)
+                    index.add_file(loaders[i].source("targets_parsed_again"), True)
                 else:
                     add_summary(index, inp.display, summary, False, loaders[i])
             return index

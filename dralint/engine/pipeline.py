@@ -129,6 +129,8 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     stored: dict[int, bytes] = {}  # the cache entries behind ``summaries`` (workers get them as they are)
     #: target files whose stored results may still hold (checked once every file's summary is known)
     candidates: dict[int, Entry] = {}
+    #: context files known unchanged by stat whose summaries are read only if the run needs them
+    lazy: set[int] = set()
     stat: dict[int, os.stat_result] = {}
     if cache is not None:
         cache.load_paths()
@@ -141,6 +143,10 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
                 stat[i] = os.stat(inp.ref.path)
         known = cache.known_key(inp.ref.key, stat[i]) if (
             cache is not None and inp.unread and inp.ref is not None and i in stat) else None
+        if known is not None and cache is not None and not inp.target and cache.has(known):
+            inp.key = known  # unchanged since it was last seen: not even read, its summary read if needed
+            lazy.add(i)
+            continue
         if known is not None and cache is not None and _from_cache(
                 i, inp, known, cache, results, summaries, stored, candidates):
             continue  # unchanged since it was last seen: not even read
@@ -155,18 +161,22 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
             ref, key = inputs[i].ref, inputs[i].key
             if ref is not None and key is not None:
                 cache.remember(ref.key, st, key)
-        if len(summaries) < len(inputs) or results is not None:
+        if len(summaries) + len(lazy) < len(inputs) or results is not None:
             cache.prepare()
         cache.save_paths()
-    todo = [i for i in range(len(inputs)) if i not in summaries and i not in candidates]
+    todo = [i for i in range(len(inputs)) if i not in summaries and i not in candidates and i not in lazy]
     nbytes = sum(len(inputs[i].raw or b"") for i in todo)
     n = choose_jobs(jobs, nbytes, len(todo))
     cache_state = "off" if cache is None else str(cache.dir) if cache.enabled else f"off: {cache.problem}"
     stats: dict[str, Any] = {"jobs": n, "files": len(inputs), "parsed": len(todo),
-                             "cache": cache_state, "cache_hits": len(summaries)}
-    run = _Run(inputs, summaries, candidates, results, config, cache, stats)
+                             "cache": cache_state, "cache_hits": len(summaries) + len(lazy)}
+    _count_reads(stats, summaries)
+    run = _Run(inputs, summaries, candidates, results, config, cache, stats, lazy)
     if n > 1:
         from dralint.engine import parallel
+
+        for i in sorted(lazy):  # every worker gets every summary
+            stored[i] = run.summary_bytes(i)
 
         result = parallel.lint_parallel(run, stored, n)
         if result is not None:
@@ -193,6 +203,12 @@ def _from_cache(i: int, inp: Input, key: str, cache: SummaryCache, results: Resu
     return True
 
 
+def _count_reads(stats: dict[str, Any], summaries: dict[int, FileSummary]) -> None:
+    """Summaries decoded while reading the inputs (files found changed by stat, then by key)."""
+    if summaries:
+        stats["summaries_read"] = len(summaries)
+
+
 @dataclass
 class _Run:
     """One run's inputs and what the caches already know of them."""
@@ -205,11 +221,21 @@ class _Run:
     config: Config
     cache: SummaryCache | None
     stats: dict[str, Any]
+    #: context inputs whose summaries are in the cache but not read yet (`summary` reads them)
+    lazy: set[int]
 
-    def rows(self, parsed: dict[int, FileSummary]) -> list[FileRow]:
-        """Every input as the dependency digest sees it (``parsed``: summaries of the parsed files)."""
+    def rows(self, parsed: dict[int, FileSummary], nothing_read: bool = False) -> list[FileRow]:
+        """Every input as the dependency digest sees it (``parsed``: summaries of the parsed files).
+
+        ``nothing_read``: no rule read another file, so the digest looks at no row but the targets'
+        own, and unread summaries stay unread (the pre-commit case: one changed file, a warm cache)."""
         out = []
         for i, inp in enumerate(self.inputs):
+            if i in self.lazy and i not in self.summaries:
+                if nothing_read:
+                    out.append(FileRow(inp.display, inp.key, frozenset(), False))
+                    continue
+                self.summary(i)
             summary = self.summaries.get(i) or parsed.get(i)
             if i in self.candidates and inp.key is not None:
                 out.append(self.candidates[i].row(inp.display, inp.key))
@@ -230,6 +256,7 @@ class _Run:
     def summary_bytes(self, i: int) -> bytes:
         """The stored summary of a reused target (written with its results); parsed again if it is gone."""
         inp = self.inputs[i]
+        self.stats["summaries_read"] = self.stats.get("summaries_read", 0) + 1
         raw = self.cache.get(inp.key) if self.cache is not None and inp.key is not None else None
         found = FileSummary.from_bytes(raw) if raw is not None else None
         if found is None or raw is None:
@@ -250,7 +277,7 @@ class _Run:
         index = Index()
         for i, inp in enumerate(self.inputs):
             if stream is None and inp.target:
-                index.add_file(loaders[i].source(), True)
+                index.add_file(loaders[i].source("targets_parsed_again"), True)
             elif stream is not None and i in own:
                 stream.add(index, i, inp.display, own[i], loaders[i])
             else:
@@ -321,12 +348,13 @@ def _lint_serial_quiet(run: _Run) -> Result:
                 cache.put(inp.key, summary.to_bytes())
 
     for i in range(len(inputs)):
-        if i not in run.summaries and i not in run.candidates:
+        if i not in run.summaries and i not in run.candidates and i not in run.lazy:
             parse(i)
     rows: list[FileRow] | None = None
     reused: set[int] = set()
     if run.candidates:  # the changed targets are part of what the stored results depend on
-        rows = run.rows(own)
+        # stored results that read no other file depend on no other row: unread summaries stay unread
+        rows = run.rows(own, nothing_read=not any(e.reads for e in run.candidates.values()))
         reused = run.reuse(rows)
         for i in run.candidates:
             if i not in reused:
@@ -345,7 +373,8 @@ def _lint_serial_quiet(run: _Run) -> Result:
             key = inputs[i].key
             if key is not None and not cache.has(key):
                 cache.put(key, summary.to_bytes())
-    rows = rows or run.rows(own)
+    if rows is None or index is not None:  # what the rules read decides which rows the digest needs
+        rows = run.rows(own, nothing_read=index is None)
     run.store(stream.outcomes, index.reads if index is not None else set(), rows)
     # the caller's index is built from the summaries if a report reads it: the trees kept for the
     # waiting rules go now, before the report takes its own memory
