@@ -189,3 +189,18 @@ def test_a_warm_run_reads_only_the_summaries_its_rules_need(tmp_path: Path) -> N
     assert not [f for f in found.findings if f.rule == "DRA304"]
     missing = run(pod.format("nope"))
     assert [f.rule for f in missing.findings if f.rule == "DRA304"] == ["DRA304"]
+
+
+@pytest.mark.parametrize("raw", [
+    b"a: 1\n", b"\xef\xbb\xbfa: 1\r\nb: 2\r\n", b"\xff\xfea\x00:\x00", b"\x00\x00\x00a", b"a: \xff\n",
+    b"a: \x00\n", b"x" * 50, b"", b"# only a comment\n",
+])
+def test_a_streamed_files_text_is_what_the_loader_decodes(raw: bytes) -> None:
+    from dralint.engine.lazy import FileLoader
+    from dralint.inputs.load import Limits
+
+    limits = Limits(max_file_bytes=40)
+    stats: dict[str, Any] = {}
+    assert FileLoader("f.yaml", None, raw, limits, stats).text() == load_bytes("f.yaml", raw, limits).text
+    if raw == b"a: 1\n":
+        assert stats == {}  # decoded, not parsed

@@ -13,7 +13,7 @@ from typing import Any
 from dralint.engine.summary import Blob, FileSummary
 from dralint.inputs.files import FileRef, read_file, read_raw
 from dralint.inputs.index import Index, K8sObject, ValuesDoc
-from dralint.inputs.load import Document, Limits, SourceFile, load_bytes
+from dralint.inputs.load import Document, Limits, SourceFile, load_bytes, plain_text
 from dralint.model import JsonPath
 
 
@@ -36,6 +36,14 @@ class FileLoader:
             else:
                 self._sf = SourceFile(self.display, b"")
         return self._sf
+
+    def text(self) -> str:
+        """The file's text without parsing it, when its bytes are at hand (as `load_bytes` decodes them)."""
+        if self._sf is None and self.raw is not None:
+            text = plain_text(self.raw, self.limits)
+            if text is not None:
+                return text
+        return self.source().text
 
     def data(self, doc_index: int, base_path: JsonPath) -> Any:
         for doc in self.source().documents:
@@ -122,12 +130,14 @@ class LazySourceFile(SourceFile):
         # not the dataclass __init__: no fields are set here
         self.path = path
         self.loader = loader
-        #: kept by a streamed run for a file with findings: reports quote it without parsing it again
+        #: given when the caller has it at hand; else decoded from the bytes on first use (no parse)
         self._text = text
 
     @property
     def text(self) -> str:
-        return self._text if self._text is not None else self.loader.source().text
+        if self._text is None:
+            self._text = self.loader.text()
+        return self._text
 
     @text.setter
     def text(self, value: str) -> None:

@@ -32,8 +32,6 @@ class Stream:
         self.kept: dict[int, KeptUnits] = {}
         self.outcomes: dict[int, Outcome] = {}
         self._errors: dict[int, list[InternalError]] = {}
-        #: texts of streamed files with findings, so that reports quote them without a second parse
-        self._texts: dict[int, str] = {}
 
     def check(self, i: int, sf: SourceFile, owned: bool = True) -> FileSummary:
         """Check target ``i`` as far as it can be checked alone; its summary, for the index.
@@ -78,8 +76,6 @@ class Stream:
         kept, suppressed = self.runner.settle(work)
         self.outcomes[i] = Outcome(kept, suppressed, self.runner.suppressions[silenced:], bool(work.errors))
         self._errors[i] = work.errors
-        if kept and not self._whole(i):
-            self._texts[i] = work.sf.text
 
     def release(self) -> None:
         """Let the kept trees go (the outcomes stay)."""
@@ -99,10 +95,10 @@ class Stream:
 
     def file_of(self, i: int, display: str, loader: FileLoader) -> SourceFile:
         """Target ``i`` as reports and fixers see it (after `finish`): the tree if it was kept whole,
-        else parsed again on first use (its text, if it has findings, is at hand)."""
+        else parsed again on first use (its text is decoded from its bytes, which the run keeps)."""
         if self._whole(i):
             return self.waiting[i].sf
-        return LazySourceFile(display, loader, self._texts.get(i))
+        return LazySourceFile(display, loader)
 
 
 def _slim(work: FileWork, objects: Sequence[K8sObject], values: Sequence[ValuesDoc]) -> KeptUnits:

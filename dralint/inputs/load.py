@@ -366,11 +366,25 @@ _HELM_ONLY_RE = re.compile(
 )
 
 
+def _wide(raw: bytes) -> bool:
+    """UTF-16 or UTF-32 (a byte-order mark, or NULs among the first bytes)."""
+    return raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (
+        len(raw) >= 4 and (raw[0] == 0 or raw[1] == 0) and b"\x00" in raw[:4])
+
+
+def plain_text(raw: bytes, limits: Limits) -> str | None:
+    """The text `load_bytes` decodes from ``raw``, without parsing; None where it would refuse the bytes."""
+    if len(raw) > limits.max_file_bytes or _wide(raw):
+        return None
+    try:
+        return (raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def _decode(sf: SourceFile) -> bool:
     raw = sf.raw
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (
-        len(raw) >= 4 and (raw[0] == 0 or raw[1] == 0) and b"\x00" in raw[:4]
-    ):
+    if _wide(raw):
         sf.problems.append(
             LoadProblem("DRA005", "file is UTF-16/UTF-32 encoded; Kubernetes manifests must be UTF-8",
                         Span(1, 1, 1, 1))
