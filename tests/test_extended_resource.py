@@ -85,3 +85,23 @@ def test_with_the_gate_on_an_unknown_class_is_a_warning_until_declared() -> None
 def test_with_the_gate_on_a_class_defined_in_the_set_is_found() -> None:
     dc = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: fast.example.org\n---\n"
     assert _dra504(dc + _pod("deviceclass.resource.kubernetes.io/fast.example.org"), **ON) == []
+
+
+def _class(ern: str) -> str:
+    return ("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: gpu.example.com\nspec:\n"
+            f"  extendedResourceName: {ern}\n---\n")
+
+
+@pytest.mark.parametrize(("ern", "served"), [
+    ("example.com/gpu", True),
+    ("kubernetes.io/gpu", False),  # not an extended resource name: the API server rejects the class
+    ("requests.example.com/gpu", False),
+])
+def test_dra208_takes_only_a_valid_extended_resource_name_as_served(ern: str, served: bool) -> None:
+    result = lint_text(_class(ern) + _pod(ern), select=["DRA208"])
+    assert [f.rule for f in result.findings] == (["DRA208"] if served else [])
+
+
+def test_dra208_asks_for_classes_only_for_names_with_a_domain() -> None:
+    # a pod that requests only cpu and memory never needs the device classes
+    assert lint_text(_class("example.com/gpu") + _pod("cpu", "memory"), select=["DRA208"]).findings == []

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from dralint.checks.conformance import is_extended_resource_name
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
 from dralint.inputs.index import Index, K8sObject
@@ -242,8 +243,9 @@ def _gfd_message(key: str, cel: str | None) -> str:
 
 @rule("DRA208", needs="pod")
 def extended_resource_bridge(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
-    # Only an extended resource name (one with a domain) can be served by a class: a pod that
-    # requests none needs no look at the classes, which lets a streamed run check it on its own.
+    # Only a name with a domain (an extended resource name, or a class's implicit
+    # deviceclass.resource.kubernetes.io/ name) can be served by a class: a pod that requests none
+    # needs no look at the classes, which lets a streamed run check it on its own.
     if not any("/" in name for ps in obj.pod_specs for c in k8s.containers(ps)
                for _, m in k8s.resource_maps(c) for name in m):
         return
@@ -252,7 +254,7 @@ def extended_resource_bridge(obj: K8sObject, ctx: Context) -> Iterator[Violation
         served = {}
         for dc in ctx.index.of_kind("DeviceClass"):
             ern = k8s.get(dc.data, "spec", "extendedResourceName")
-            if isinstance(ern, str) and "/" in ern and dc.name:
+            if isinstance(ern, str) and is_extended_resource_name(ern) and dc.name:  # else rejected
                 served.setdefault(ern, dc.name)
         ctx.cache["extended-resource-classes"] = served
     if not served:

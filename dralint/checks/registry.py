@@ -38,7 +38,8 @@ class Context:
     index: Index
     profile: ClusterProfile
     options: dict[str, Any] = field(default_factory=dict)
-    #: per-run memo shared by all checks (compiled CEL programs, validators, lookups)
+    #: per-run memo shared by all checks (compiled CEL programs, validators, lookups); never keyed by
+    #: a unit's ``id()`` (units are freed as a run streams): per-unit results go in ``unit.memo``
     cache: dict[Any, Any] = field(default_factory=dict)
 
 

@@ -365,7 +365,8 @@ def _lint_serial_quiet(run: _Run) -> Result:
     index: Index | None = None
     if stream.waiting:  # else no rule asked the index: it is built only if a report asks for it
         index = run.index_of(own, stream, loaders)
-        trees_built()  # what is still parsed lives to the end: out of the collector's sight
+        # what is still parsed lives to the end: out of the collector's sight (when it is much)
+        trees_built(sum(len(inputs[i].raw or b"") for i in stream.waiting))
         stream.finish(index)
     files = [stream.file_of(i, inp.display, loaders[i]) for i, inp in enumerate(inputs) if i in own or i in reused]
     if cache is not None and run.results is not None:

@@ -2,13 +2,13 @@
 
 Most rule runs look at one object and nothing else. Those run while the file is parsed, against a
 sealed index (`dralint.engine.runner.SealedIndex`); a rule that asks the index about an object
-(a claim's template, a class, the inventory) is refused, and that (rule, unit) pair waits, with its
-file's tree kept, until every file has been summarised. `Stream.finish` then runs the waiting pairs
+(a claim's template, a class, the inventory) is refused, and that (rule, unit) pair waits, with only
+its own document kept, until every file has been summarised. `Stream.finish` then runs the waiting pairs
 on the complete index and settles those files' suppressions.
 
 The findings are those of checking every file against a complete index: a refused rule run starts
 again from nothing, and the index the waiting pairs see holds the same objects in the same order
-(trees for the kept files, summaries for the others) as a run that keeps every tree.
+(the waiting units themselves, summaries for the rest) as a run that keeps every tree.
 """
 
 from __future__ import annotations
@@ -17,15 +17,16 @@ from collections.abc import Sequence
 
 from dralint.engine.lazy import FileLoader, KeptUnits, LazySourceFile, add_summary
 from dralint.engine.results import Outcome
-from dralint.engine.runner import FileWork, InternalError, _Runner
+from dralint.engine.runner import FileWork, InternalError, _Runner, limits_for
 from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.index import Index, K8sObject, ValuesDoc, file_units
-from dralint.inputs.load import Document, SourceFile
+from dralint.inputs.load import Document, Limits, SourceFile, plain_text
 
 
 class Stream:
     def __init__(self, runner: _Runner) -> None:
         self.runner = runner
+        self.limits = limits_for(runner.config)
         #: input index -> files with rule runs waiting for the index (their trees are kept)
         self.waiting: dict[int, FileWork] = {}
         #: of those, the files of which only the documents of waiting units are kept
@@ -65,7 +66,7 @@ class Stream:
         """Run the waiting rule runs against the complete ``index``."""
         self.runner.unseal(index)
         for work in self.waiting.values():
-            _unpark(work.sf)  # rules may quote any file's text, not only their own
+            _unpark(work.sf, self.limits)  # rules may quote any file's text, not only their own
         for i in sorted(self.waiting):
             work = self.waiting[i]
             self.runner.finish(work)
@@ -124,6 +125,6 @@ def _park(sf: SourceFile) -> None:
         sf._line_starts = None
 
 
-def _unpark(sf: SourceFile) -> None:
+def _unpark(sf: SourceFile, limits: Limits) -> None:
     if not sf.text and sf.raw:
-        sf.text = (sf.raw[3:] if sf.bom else sf.raw).decode("utf-8")
+        sf.text = plain_text(sf.raw, limits) or ""  # decoded once already, by the loader: not None

@@ -52,6 +52,13 @@ class once(Generic[T]):
         return value
 
 
+def _fresh_memo(_unit: object) -> dict[str, Any]:
+    """What the rules of one run worked out about a unit (`K8sObject.memo`, `ValuesDoc.memo`), shared
+    among them. It lives and dies with the unit: a streamed run frees units as it goes, so a run-wide
+    table keyed by ``id()`` would hand one unit's results to the next unit at the same address."""
+    return {}
+
+
 @dataclass(eq=False)
 class K8sObject:
     """One object. Its identity (kind, name, namespace…) is read once: rules ask for it millions of
@@ -110,12 +117,7 @@ class K8sObject:
     def ref(self) -> ObjectRef:
         return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
 
-    @once
-    def memo(self) -> dict[str, Any]:
-        """What the rules of one run worked out about this unit, shared among them. It lives and dies
-        with the unit: a streamed run frees units as it goes, so a run-wide table keyed by ``id()``
-        would hand one unit's results to the next unit at the same address."""
-        return {}
+    memo = once(_fresh_memo)
 
     @once
     def pod_specs(self) -> list[k8s.PodSpecRef]:
@@ -156,12 +158,7 @@ class ValuesDoc:
     data: Any
     target: bool = True
 
-    @once
-    def memo(self) -> dict[str, Any]:
-        """What the rules of one run worked out about this unit, shared among them. It lives and dies
-        with the unit: a streamed run frees units as it goes, so a run-wide table keyed by ``id()``
-        would hand one unit's results to the next unit at the same address."""
-        return {}
+    memo = once(_fresh_memo)
 
 
 def _text(v: Any) -> str | None:
