@@ -13,6 +13,10 @@ from typing import Any
 
 import pytest
 
+# the splicer's incremental positions are checked against a whole parse in every test (and in the
+# dralint processes tests start): set before dralint is imported
+os.environ.setdefault("DRALINT_VERIFY_GRAFTS", "1")
+
 from dralint.engine.config import build_config
 from dralint.engine.runner import Result, lint_files
 from dralint.inputs.load import load_bytes

@@ -41,11 +41,21 @@ class ChartTarget:
 
 def chart_root(path: Path, stop: Path | None = None) -> Path | None:
     """The outermost chart directory holding ``path`` (a sub-chart under ``charts/`` is part of its parent)."""
+    return chart_above(path if path.is_dir() else path.parent, stop)
+
+
+def chart_above(directory: Path, stop: Path | None = None, memo: dict[Path, bool] | None = None) -> Path | None:
+    """`chart_root` of a directory; ``memo`` keeps what each directory held across calls (the
+    context files of a run share their parents: one stat per directory, not one per file and level)."""
     found = None
-    current = path if path.is_dir() else path.parent
     stop_real = stop.resolve() if stop else None
-    for parent in [current, *current.parents]:
-        if (parent / "Chart.yaml").is_file():
+    for parent in [directory, *directory.parents]:
+        has = memo.get(parent) if memo is not None else None
+        if has is None:
+            has = (parent / "Chart.yaml").is_file()
+            if memo is not None:
+                memo[parent] = has
+        if has:
             found = parent
         if stop_real is not None and parent.resolve() == stop_real:
             break

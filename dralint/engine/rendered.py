@@ -18,7 +18,7 @@ from dralint.engine.config import Config
 from dralint.engine.lazy import Input
 from dralint.engine.pipeline import lint_inputs, lint_paths
 from dralint.engine.runner import Result
-from dralint.inputs.files import discover
+from dralint.inputs.files import FileRef, discover
 from dralint.inputs.helm_positions import Origin, column_of, values_path
 from dralint.inputs.kustomize_patches import PatchIndex
 from dralint.inputs.load import SourceFile, load_bytes
@@ -245,11 +245,12 @@ def lint(
         inputs.append(Input(stdin[0], None, stdin[1], None, True))
     inputs += [Input.of(sf, target=True) for sf in rendered.files + rendered.notes]
     if context:
-        skip = {str(Path(r.path).resolve()) for r in refs}
+        skip = {_real(r) for r in refs}
         crefs, _ = discover(context, config.exclude, config.root, follow_symlinks,
                             respect_gitignore=config.respect_gitignore)
-        inputs += [Input.later(r) for r in crefs if str(Path(r.path).resolve()) not in skip
-                   and not chart_inputs.in_chart(r.path, found) and not _in_any_chart(r.path)]
+        seen_dirs: dict[Path, bool] = {}
+        inputs += [Input.later(r) for r in crefs if _real(r) not in skip
+                   and not chart_inputs.in_chart(r.path, found) and not _in_any_chart(r.path, seen_dirs)]
     # the caches and worker processes of a plain run apply: rendered files are keyed by their bytes
     result = lint_inputs(inputs, config, jobs=config.jobs)
     result.missing = missing
@@ -263,6 +264,11 @@ def lint(
     return result
 
 
-def _in_any_chart(path: str | Path) -> bool:
+def _real(ref: FileRef) -> str:
+    """A discovered file's resolved path (discovery knows it, except for a link it refused)."""
+    return ref.key or str(Path(ref.path).resolve())
+
+
+def _in_any_chart(path: str | Path, memo: dict[Path, bool]) -> bool:
     """A context file inside some chart (templates are not manifests: they would only add noise)."""
-    return chart_inputs.chart_root(Path(path)) is not None
+    return chart_inputs.chart_above(Path(path).parent, memo=memo) is not None

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -237,8 +239,10 @@ class Splicer:
 
     # -- text helpers ------------------------------------------------------------------------
     def _splice(self, s: int, e: int, new: str) -> None:
-        self.t = self.t[:s] + new + self.t[e:]
-        self.root = _parse(self.t)
+        before = self.t
+        self.t = before[:s] + new + before[e:]
+        grafted = _regraft(self.root, before, self.t, s, e, new)
+        self.root = grafted if grafted is not None else _parse(self.t)
 
     def _ls(self, off: int) -> int:
         return self.t.rfind("\n", 0, off) + 1
@@ -982,6 +986,112 @@ def _reinsert_comments(before: str, after: str, lost: Counter[str], target: Any)
     if not same(to_plain(root), target) or comments(before, _parse(before)) - comments(text, root):
         return None
     return text
+
+
+# ----------------------------------------------------------------------------------------------
+# positions after a splice, without parsing the whole document again
+
+
+#: the test suite sets this (and its subprocesses inherit it): every graft is compared with a parse
+#: of the whole text, positions included, and a difference is an error
+VERIFY_GRAFTS = bool(os.environ.get("DRALINT_VERIFY_GRAFTS"))
+
+
+def _regraft(root: Any, old: str, text: str, s: int, e: int, new: str) -> Any | None:
+    """The located data of ``text`` (``old`` with ``old[s:e]`` replaced by ``new``), from ``root``
+    (the data of ``old``) and a parse of only the smallest block collection that holds the splice.
+
+    A migrated workload takes several edits, and each used to parse the whole document again to
+    have fresh positions for the next. Most edits change a few lines deep inside it (a container's
+    ``resources``), so only that collection's lines are parsed, on their own, and the rest of the
+    tree is copied with its offsets moved. Returns None (the caller parses everything) unless the
+    splice is of whole lines, the document has no aliases or merge keys, and the collection parsed
+    on its own starts and ends where the whole parse puts it: lines that leave a collection on its
+    own belong to a larger one, so the next one up is tried.
+    """
+    if not isinstance(root, (LMap, LSeq)) or (s and old[s - 1] != "\n") or (e and old[e - 1] != "\n") \
+            or (new and not new.endswith("\n")) or ("&" in text and "*" in text) or "<<" in text:
+        return None
+    delta = len(new) - (e - s)
+    chain: list[tuple[Any, int, Any]] = []  # (collection, position in it, the child holding the splice)
+    node = root
+    while True:
+        found = None
+        for i, child in enumerate(node.values() if isinstance(node, LMap) else node):
+            if isinstance(child, (LMap, LSeq)) and child and _line_start(old, child.s) <= s and e <= child.e:
+                found = (node, i, child)
+                break
+        if found is None:
+            break
+        chain.append(found)
+        node = found[2]
+    for depth in range(len(chain), 0, -1):
+        c = chain[depth - 1][2]
+        start = _line_start(old, c.s)
+        if old[c.s: c.s + 1] in ("{", "[") or old[start: c.s].strip():
+            continue  # a flow collection, or one that shares its first line (`- name: a`)
+        try:
+            got = _parse_uncached(text[start: c.e + delta])
+        except Refuse:
+            continue
+        if type(got) is not type(c) or got.s != c.s - start or got.e != c.e + delta - start:
+            continue
+        out = _rebuilt(root, chain[:depth], _moved(got, start, 0), e, delta)
+        if VERIFY_GRAFTS and not same_located(out, _parse_uncached(text)):
+            raise AssertionError(f"a graft differs from the whole parse at {s}..{e} of {text!r}")
+        return out
+    return None
+
+
+def _line_start(text: str, off: int) -> int:
+    return text.rfind("\n", 0, off) + 1
+
+
+def _moved(node: Any, by: int, after: int) -> Any:
+    """A copy of a located collection with its offsets from ``after`` on moved by ``by`` (scalars
+    are shared: they carry no offsets)."""
+    if isinstance(node, LMap):
+        out: Any = LMap(zip(list(node), [_moved(v, by, after) for v in node.values()], strict=True))
+    elif isinstance(node, LSeq):
+        out = LSeq([_moved(v, by, after) for v in node])
+    else:
+        return node
+    out.lc = array("q", [x + by if x >= after else x for x in node.lc])
+    out.s = node.s + by if node.s >= after else node.s
+    out.e = node.e + by if node.e >= after else node.e
+    return out
+
+
+def _rebuilt(node: Any, chain: list[tuple[Any, int, Any]], graft: Any, e: int, delta: int) -> Any:
+    """``node`` with the collection at the end of ``chain`` replaced by ``graft``: the collections on
+    the way are copied, what ends after the splice is copied with moved offsets, the rest shared."""
+    _, i, _child = chain[0]
+    width = 4 if isinstance(node, LMap) else 2
+    items = list(node.values()) if isinstance(node, LMap) else list(node)
+    for j, v in enumerate(items):
+        if j == i:
+            items[j] = _rebuilt(v, chain[1:], graft, e, delta) if len(chain) > 1 else graft
+        elif isinstance(v, (LMap, LSeq)) and v.e >= e:
+            items[j] = _moved(v, delta, e)
+    out: Any = LMap(zip(list(node), items, strict=True)) if isinstance(node, LMap) else LSeq(items)
+    out.lc = array("q", [x + delta if x >= e else x for x in node.lc])
+    out.lc[width * i + width - 2], out.lc[width * i + width - 1] = items[i].s, items[i].e
+    out.s = node.s + delta if node.s >= e else node.s
+    out.e = node.e + delta if node.e >= e else node.e
+    return out
+
+
+def same_located(a: Any, b: Any) -> bool:
+    """Equal data with equal positions (the loader's located values, compared deeply)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, LMap):
+        return a.s == b.s and a.e == b.e and list(a.lc) == list(b.lc) and list(a) == list(b) \
+            and all(same_located(x, y) for x, y in zip(a.values(), b.values(), strict=True))
+    if isinstance(a, LSeq):
+        return a.s == b.s and a.e == b.e and list(a.lc) == list(b.lc) and len(a) == len(b) \
+            and all(same_located(x, y) for x, y in zip(a, b, strict=True))
+    return bool(same(a, b))
 
 
 # ----------------------------------------------------------------------------------------------
