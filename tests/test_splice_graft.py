@@ -78,6 +78,8 @@ def _whole(text: str) -> Any:
     Edit("append", (*POD, "volumes"), {"name": "w", "emptyDir": {}}),
     Edit("insert", POD, [{"name": "gpu", "resourceClaimTemplateName": "t"}], key="resourceClaims"),
     Edit("delete", (*POD, "containers", 0, "ports")),
+    Edit("insert", (), {"phase": "x"}, key="status"),  # the root's last entry on
+    Edit("delete", ("metadata",)),
 ])
 def test_a_nested_line_edit_is_grafted_and_equals_a_whole_parse(grafts: list[bool], edit: Edit) -> None:
     sp = Splicer(DOC)
@@ -116,8 +118,8 @@ def test_lines_that_leave_the_innermost_collection_are_grafted_one_level_up() ->
     ("a: &x\n  b: 1\nc:\n  d: 2\n  e: *x\n", "  d: 2\n", "  f: 3\n"),
     # part of a line, not whole lines
     (DOC, "cpu: 1", "cpu: 2"),
-    # a key of the document root: nothing smaller than the document holds it
-    (DOC, "spec:\n", "status: {}\nspec:\n"),
+    # the first key of the document: from there on is the whole document
+    (DOC, "apiVersion: apps/v1\n", "apiVersion: apps/v2\n"),
 ])
 def test_what_cannot_be_grafted_is_parsed_whole(old: str, find: str, new: str) -> None:
     at = old.index(find)
@@ -156,3 +158,45 @@ def test_migrate_writes_the_same_bytes_with_and_without_grafts(monkeypatch: pyte
     assert [o.after for o in grafted.files] == [o.after for o in whole.files]
     assert [(r.status, r.reason) for r in grafted.workloads] == [(r.status, r.reason) for r in whole.workloads]
     assert any(o.after != o.before for o in grafted.files)
+
+
+def test_a_pass_over_a_file_parses_only_the_changed_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The region's data comes from the file's own parse, each edit parses a few lines, and the
+    derived result takes the splicer's data: no document is parsed whole again."""
+    from dralint.fix import derive
+    from dralint.fix.derive import derive_result
+    from dralint.fix.splice import PlannedFix, apply_pass
+    from dralint.inputs.load import Limits
+    from dralint.model import Applicability, Fix
+
+    monkeypatch.setattr(splice, "VERIFY_GRAFTS", False)  # its checks parse everything again
+    splice._PARSED.clear()
+    parsed: list[str] = []
+    real = splice._parse_uncached
+
+    def counting(text: str) -> Any:
+        parsed.append(text)
+        return real(text)
+
+    composed: list[int] = []
+    real_span = derive.compose_span
+
+    def counting_span(*args: Any) -> Any:
+        composed.append(1)
+        return real_span(*args)
+
+    monkeypatch.setattr(splice, "_parse_uncached", counting)
+    monkeypatch.setattr(derive, "compose_span", counting_span)
+    text = "kind: ConfigMap\nmetadata:\n  name: c\n---\n" + DOC
+    sf = load_bytes("f.yaml", text.encode())
+    edits = (Edit("delete", (*RES, "requests", "nvidia.com/gpu")),
+             Edit("insert", POD, [{"name": "gpu", "resourceClaimTemplateName": "t"}], key="resourceClaims"))
+    pr = apply_pass(sf, [PlannedFix("T", Fix("t", Applicability.SAFE, edits), 1, ())], Applicability.UNSAFE)
+    assert pr.applied
+    got = derive_result(sf, pr, Limits())
+    assert got is not None
+    assert parsed and all(len(t) < len(DOC) // 2 for t in parsed), [len(t) for t in parsed]
+    assert not composed
+    whole = load_bytes("f.yaml", pr.text.encode())
+    assert [same_located(a.data, b.data) and (a.start, a.end) == (b.start, b.end)
+            for a, b in zip(got.file.documents, whole.documents, strict=True)] == [True, True]

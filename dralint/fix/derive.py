@@ -21,11 +21,21 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
-from dralint.fix.splice import PassResult, _content_ends, _last_content, _unordered, region_of
-from dralint.inputs.load import Document, Limits, SourceFile, compose_span
+from dralint.fix import splice
+from dralint.fix.splice import (
+    PassResult,
+    _content_ends,
+    _last_content,
+    _moved,
+    _unordered,
+    region_of,
+    same_located,
+)
+from dralint.inputs.load import Document, Limits, LMap, LSeq, SourceFile, compose_span
 
 #: a column-0 document marker (as the loader splits streams)
 _MARKER = re.compile(r"^(---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
@@ -78,7 +88,11 @@ def derive_result(sf: SourceFile, pr: PassResult, limits: Limits) -> Derived | N
                 start = moved(region[0])
                 stop = start + region[1] - region[0]
             # its text runs to the next marker: the first inserted `---`, or what followed it before
-            if not _add(new, start, _next_marker_or_end(text, stop), limits, docs, regions):
+            end = _next_marker_or_end(text, stop)
+            known = pr.roots.get(d.index) if placed is not None and end == stop else None
+            if known is not None and text[start:end] != known[0]:
+                known = None  # not the text the splicer left (the pass result was changed since)
+            if not _add(new, start, end, limits, docs, regions, None if known is None else known[1]):
                 return None
         else:
             shift = moved(d.start) - d.start
@@ -116,18 +130,31 @@ def _inserted_docs(text: str, span: tuple[int, int]) -> list[tuple[int, int]]:
 
 
 def _add(new: SourceFile, start: int, end: int, limits: Limits, docs: list[Document],
-         regions: dict[int, tuple[int, int]]) -> bool:
-    """Parse one changed document of the result; False when that is not one clean document."""
-    try:
-        got = compose_span(new, start, end, limits)
-    except yaml.YAMLError:
-        return False
-    if len(got) != 1 or got[0].skip:
-        return False
-    d = got[0]
+         regions: dict[int, tuple[int, int]], known: Any = None) -> bool:
+    """Parse one changed document of the result; False when that is not one clean document.
+
+    ``known``: the located data the splicer left for the document's text (`PassResult.roots`), given
+    only when that text is the rewritten region and nothing more (comment lines before the next
+    marker would make the parse end the last collections later): the parse, moved to file offsets."""
+    text = new.text
+    shared = text.find("&", start, end) != -1 and text.find("*", start, end) != -1  # aliases: not copied
+    if isinstance(known, (LMap, LSeq)) and not shared:
+        d = Document(len(docs), _moved(known, start, 0), start + known.s, start + known.e)
+        if splice.VERIFY_GRAFTS:
+            whole = compose_span(new, start, end, limits)
+            if len(whole) != 1 or not same_located(d.data, whole[0].data) or \
+                    (whole[0].start, whole[0].end, whole[0].duplicates) != (d.start, d.end, []):
+                raise AssertionError(f"the splicer's data differs from the parse of {new.text[start:end]!r}")
+    else:
+        try:
+            got = compose_span(new, start, end, limits)
+        except yaml.YAMLError:
+            return False
+        if len(got) != 1 or got[0].skip:
+            return False
+        d = got[0]
     d.index = len(docs)
     docs.append(d)
-    text = new.text
     stop = None if d.duplicates or _unordered(text, start, end) else \
         _last_content(text, d.data, d.end)
     if stop is None:  # an alias or anchored collection on the way to its end: ask the parser

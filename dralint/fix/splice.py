@@ -890,6 +890,8 @@ class RegionEdit:
     #: the highest applicability this application allows (lowered when comments would be lost…)
     cap: Applicability
     notes: list[str] = field(default_factory=list)
+    #: the located data of ``text``, when this knows it (offsets from the start of ``text``)
+    root: Any = None
 
 
 def edit_region(region: str, base: JsonPath, edits: Sequence[Edit], style: Style | None = None,
@@ -939,13 +941,14 @@ def edit_region(region: str, base: JsonPath, edits: Sequence[Edit], style: Style
         kept = _reinsert_comments(region, text, lost, target)
         if kept is not None:
             text = kept
+            new_root = None
             lost = Counter()
     if lost:
         cap = Applicability.UNSAFE
         first = next(iter(lost))
         notes.append(f"it would drop the comment `{first}`" + (f" and {sum(lost.values()) - 1} more"
                                                                  if sum(lost.values()) > 1 else ""))
-    return RegionEdit(text, cap, notes)
+    return RegionEdit(text, cap, notes, None if is_json else new_root)
 
 
 def _reinsert_comments(before: str, after: str, lost: Counter[str], target: Any) -> str | None:
@@ -999,20 +1002,23 @@ VERIFY_GRAFTS = bool(os.environ.get("DRALINT_VERIFY_GRAFTS"))
 
 def _regraft(root: Any, old: str, text: str, s: int, e: int, new: str) -> Any | None:
     """The located data of ``text`` (``old`` with ``old[s:e]`` replaced by ``new``), from ``root``
-    (the data of ``old``) and a parse of only the smallest block collection that holds the splice.
+    (the data of ``old``) and a parse of only the lines the splice changed.
 
     A migrated workload takes several edits, and each used to parse the whole document again to
     have fresh positions for the next. Most edits change a few lines deep inside it (a container's
-    ``resources``), so only that collection's lines are parsed, on their own, and the rest of the
-    tree is copied with its offsets moved. Returns None (the caller parses everything) unless the
-    splice is of whole lines, the document has no aliases or merge keys, and the collection parsed
-    on its own starts and ends where the whole parse puts it: lines that leave a collection on its
-    own belong to a larger one, so the next one up is tried.
+    ``resources``, the end of the pod spec), so only the entries of the innermost block collection
+    from the one the splice starts in to the collection's end are parsed, on their own; the entries
+    before them are kept and the rest of the tree is copied with its offsets moved. Returns None
+    (the caller parses everything) unless the splice is of whole lines, the document has no aliases,
+    merge keys or complex keys, and the lines parsed on their own start and end where the whole
+    parse puts them: lines that leave a collection belong to a larger one, so the next one up, or
+    the collection from its first entry, is tried.
     """
     if not isinstance(root, (LMap, LSeq)) or (s and old[s - 1] != "\n") or (e and old[e - 1] != "\n") \
-            or (new and not new.endswith("\n")) or ("&" in text and "*" in text) or "<<" in text:
+            or (new and not new.endswith("\n")) or ("&" in text and "*" in text) or _unordered(text):
         return None
     delta = len(new) - (e - s)
+    indent = _indent(new)
     chain: list[tuple[Any, int, Any]] = []  # (collection, position in it, the child holding the splice)
     node = root
     while True:
@@ -1025,22 +1031,91 @@ def _regraft(root: Any, old: str, text: str, s: int, e: int, new: str) -> Any | 
             break
         chain.append(found)
         node = found[2]
-    for depth in range(len(chain), 0, -1):
-        c = chain[depth - 1][2]
-        start = _line_start(old, c.s)
-        if old[c.s: c.s + 1] in ("{", "[") or old[start: c.s].strip():
-            continue  # a flow collection, or one that shares its first line (`- name: a`)
-        try:
-            got = _parse_uncached(text[start: c.e + delta])
-        except Refuse:
-            continue
-        if type(got) is not type(c) or got.s != c.s - start or got.e != c.e + delta - start:
-            continue
-        out = _rebuilt(root, chain[:depth], _moved(got, start, 0), e, delta)
-        if VERIFY_GRAFTS and not same_located(out, _parse_uncached(text)):
-            raise AssertionError(f"a graft differs from the whole parse at {s}..{e} of {text!r}")
-        return out
+    containers = [root, *(c for _, _, c in chain)]
+    for depth in range(len(containers) - 1, -1, -1):
+        c = containers[depth]
+        if old[c.s: c.s + 1] in ("{", "["):
+            continue  # a flow collection: its items are not lines
+        width = 4 if isinstance(c, LMap) else 2
+        if indent is not None and indent < _col(old, c.lc[0]) - (2 if width == 2 else 0):
+            continue  # the new lines are left of this collection's entries: they are not its own
+        # the last entry that starts on or before the splice's first line
+        j = max((k for k in range(len(c)) if _line_start(old, c.lc[width * k]) <= s), default=0)
+        if not j and not depth:
+            continue  # the whole document: that is the caller's parse
+        got = _graft_from(c, j, old, text, e, delta)
+        if got is not None:
+            out = _rebuilt(root, chain[:depth], got, e, delta) if depth else got
+            if VERIFY_GRAFTS and not same_located(out, _parse_uncached(text)):
+                raise AssertionError(f"a graft differs from the whole parse at {s}..{e} of {text!r}")
+            return out
     return None
+
+
+def _indent(lines: str) -> int | None:
+    """The smallest indentation of the lines that hold content (None: there are none)."""
+    out = None
+    for line in lines.split("\n"):
+        body = line.lstrip(" ")
+        if body and not body.startswith("#"):
+            col = len(line) - len(body)
+            out = col if out is None else min(out, col)
+    return out
+
+
+def _graft_from(c: Any, j: int, old: str, text: str, e: int, delta: int) -> Any | None:
+    """Collection ``c`` after the splice: its entries before the ``j``-th as they are, the rest
+    parsed from the new text on their own; None when those lines do not parse as its entries."""
+    if isinstance(c, LMap):
+        first = c.lc[4 * j]  # the key
+    else:  # the item's dash, on the line the item starts on
+        item = c.lc[2 * j]
+        first = old.rfind("-", _line_start(old, item), item)
+        if first == -1 or old[first + 1: item].strip():
+            return None
+    start = _line_start(old, first)
+    if old[start: first].strip():
+        return None  # it shares its first line (`- name: a`)
+    try:
+        got = _parse_uncached(text[start: c.e + delta])
+    except Refuse:
+        return None
+    if type(got) is not type(c) or not got or got.s != first - start or got.e != c.e + delta - start:
+        return None
+    got = _moved(got, start, 0)
+    if not j:
+        return got
+    if isinstance(c, LMap):
+        keys = list(c)[:j]
+        if any(k in got for k in keys):
+            return None  # a duplicate of an earlier key: the whole parse decides
+        out: Any = LMap(zip([*keys, *got], [*list(c.values())[:j], *got.values()], strict=True))
+        out.lc = array("q", c.lc[: 4 * j]) + got.lc
+    else:
+        out = LSeq([*c[:j], *got])
+        out.lc = array("q", c.lc[: 2 * j]) + got.lc
+    out.s, out.e = c.s, got.e
+    return out
+
+
+_DOC_MARKER = re.compile(r"(---|\.\.\.)(?=[ \t\r\n]|$)")
+
+
+def _known_region(sf: SourceFile, di: int, s: int, e: int, region: str) -> None:
+    """Give `_parse` the region's data from the file's own parse instead of parsing it again, when
+    they are the same: the region runs to the next document marker (comment lines after it would
+    make the whole parse end the last collections later), and it has no aliases (a copy would
+    unshare them) and no duplicate keys (which `_parse` refuses)."""
+    doc = sf.documents[di] if di < len(sf.documents) else None
+    if doc is None or doc.skip or doc.duplicates or not isinstance(doc.data, (LMap, LSeq)) or region in _PARSED \
+            or ("&" in region and "*" in region) or not (e == len(sf.text) or _DOC_MARKER.match(sf.text, e)):
+        return
+    data = _moved(doc.data, -s, 0)
+    if VERIFY_GRAFTS and not same_located(data, _parse_uncached(region)):
+        raise AssertionError(f"the file's data of document {di} differs from the parse of {region!r}")
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[region] = data
 
 
 def _line_start(text: str, off: int) -> int:
@@ -1325,6 +1400,9 @@ class PassResult:
     #: document index -> where its rewritten region / the documents inserted after it are in ``text``
     placed: dict[int, tuple[int, int]] = field(default_factory=dict)
     added: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: document index -> its rewritten region's text and located data, as the last edit left them
+    #: (offsets from the region's start; `dralint.fix.derive` takes them instead of parsing the region)
+    roots: dict[int, tuple[str, Any]] = field(default_factory=dict)
 
 
 def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicability) -> PassResult:
@@ -1359,6 +1437,8 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
         region = text[s:e]
         crlf = "\r\n" in region
         work = region.replace("\r\n", "\n") if crlf else region
+        if not crlf and not sf.is_json:
+            _known_region(sf, di, s, e, work)
         try:
             style = detect_style(work, _parse(work)) if not sf.is_json else Style()
         except Refuse as why:
@@ -1366,6 +1446,7 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
                 out.skipped.append(Skipped(pf, str(why)))
             continue
         accepted: list[JsonPath] = []
+        root: Any = None  # the located data of `work`, when the last edit knows it
         for pf in by_doc[di]:
             touch = pf.touches()
             if any(_overlap(a, b) for a in touch for b in accepted):
@@ -1385,7 +1466,7 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
             if min(pf.fix.applicability, res.cap) < required:
                 out.needs_unsafe.append(Skipped(pf, "; ".join(res.notes) or "the fix is marked unsafe"))
                 continue
-            work = res.text
+            work, root = res.text, res.root
             accepted.extend(touch)
             out.applied.append(pf)
             if res.notes:
@@ -1396,6 +1477,8 @@ def apply_pass(sf: SourceFile, planned: Sequence[PlannedFix], required: Applicab
         if work != (region.replace("\r\n", "\n") if crlf else region):
             new_regions[di] = work.replace("\n", "\r\n") if crlf else work
             out.touched.add(di)
+            if root is not None and not crlf:  # with CRLF, the offsets of `work` are not the file's
+                out.roots[di] = (work, root)
     if not new_regions and not new_docs:
         return out
     pieces: list[str] = []
