@@ -136,26 +136,8 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
         cache.load_paths()
     # one unit per file read (or found in the cache) and one per target file checked
     progress.start(len(inputs) + sum(1 for inp in inputs if inp.target))
-    for i, inp in enumerate(inputs):
-        progress.advance()
-        if cache is not None and inp.ref is not None and inp.ref.key:
-            with contextlib.suppress(OSError):
-                stat[i] = os.stat(inp.ref.path)
-        known = cache.known_key(inp.ref.key, stat[i]) if (
-            cache is not None and inp.unread and inp.ref is not None and i in stat) else None
-        if known is not None and cache is not None and not inp.target and cache.has(known):
-            inp.key = known  # unchanged since it was last seen: not even read, its summary read if needed
-            lazy.add(i)
-            continue
-        if known is not None and cache is not None and _from_cache(
-                i, inp, known, cache, results, summaries, stored, candidates):
-            continue  # unchanged since it was last seen: not even read
-        inp.ensure_read(limits)
-        if cache is None or inp.raw is None:
-            continue
-        inp.key = cache.key(inp.raw, inp.display.lower().endswith(".json"))
-        if inp.key != known:  # the same key was just looked up
-            _from_cache(i, inp, inp.key, cache, results, summaries, stored, candidates)
+    with quiet_gc():  # stored results and summaries are many small objects, none of them in a cycle
+        _read_inputs(inputs, cache, results, limits, stat, lazy, summaries, stored, candidates)
     if cache is not None:
         for i, st in stat.items():
             ref, key = inputs[i].ref, inputs[i].key
@@ -183,6 +165,32 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
             return result
         stats["jobs"] = 1  # a worker failed: do it here
     return _lint_serial(run)
+
+
+def _read_inputs(inputs: list[Input], cache: SummaryCache | None, results: ResultsCache | None, limits: Limits,
+                 stat: dict[int, os.stat_result], lazy: set[int], summaries: dict[int, FileSummary],
+                 stored: dict[int, bytes], candidates: dict[int, Entry]) -> None:
+    """Read each input, or learn from the caches that it need not be read (yet): see `lint_inputs`."""
+    for i, inp in enumerate(inputs):
+        progress.advance()
+        if cache is not None and inp.ref is not None and inp.ref.key:
+            with contextlib.suppress(OSError):
+                stat[i] = os.stat(inp.ref.path)
+        known = cache.known_key(inp.ref.key, stat[i]) if (
+            cache is not None and inp.unread and inp.ref is not None and i in stat) else None
+        if known is not None and cache is not None and not inp.target and cache.has(known):
+            inp.key = known  # unchanged since it was last seen: not even read, its summary read if needed
+            lazy.add(i)
+            continue
+        if known is not None and cache is not None and _from_cache(
+                i, inp, known, cache, results, summaries, stored, candidates):
+            continue  # unchanged since it was last seen: not even read
+        inp.ensure_read(limits)
+        if cache is None or inp.raw is None:
+            continue
+        inp.key = cache.key(inp.raw, inp.display.lower().endswith(".json"))
+        if inp.key != known:  # the same key was just looked up
+            _from_cache(i, inp, inp.key, cache, results, summaries, stored, candidates)
 
 
 def _from_cache(i: int, inp: Input, key: str, cache: SummaryCache, results: ResultsCache | None,

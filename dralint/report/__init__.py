@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dralint.engine.memory import quiet_gc
 from dralint.engine.runner import Result
 
 
@@ -33,8 +34,20 @@ Formatter = Callable[[Result, ReportOptions], str]
 def _formatters() -> dict[str, Formatter]:
     from dralint.report import full, github, json_report, junit, markdown, sarif, text
 
-    return {"text": text.render, "json": json_report.render, "concise": text.render_concise, "full": full.render,
-            "github": github.render, "sarif": sarif.render, "markdown": markdown.render, "junit": junit.render}
+    plain = {"text": text.render, "json": json_report.render, "concise": text.render_concise, "full": full.render,
+             "github": github.render, "sarif": sarif.render, "markdown": markdown.render, "junit": junit.render}
+    return {name: _quietly(f) for name, f in plain.items()}
+
+
+def _quietly(formatter: Formatter) -> Formatter:
+    """``formatter`` with the cyclic garbage collector paused: a report of a large run builds a few
+    objects per finding (none in a cycle), and the collections they set off walked the whole heap."""
+
+    def render(result: Result, opts: ReportOptions) -> str:
+        with quiet_gc():
+            return formatter(result, opts)
+
+    return render
 
 
 FORMATTERS: dict[str, Formatter] = {}
