@@ -1125,15 +1125,29 @@ def _line_start(text: str, off: int) -> int:
 def _moved(node: Any, by: int, after: int) -> Any:
     """A copy of a located collection with its offsets from ``after`` on moved by ``by`` (scalars
     are shared: they carry no offsets)."""
-    if isinstance(node, LMap):
-        out: Any = LMap(zip(list(node), [_moved(v, by, after) for v in node.values()], strict=True))
-    elif isinstance(node, LSeq):
-        out = LSeq([_moved(v, by, after) for v in node])
-    else:
+    if not isinstance(node, (LMap, LSeq)):
         return node
+    if node.s >= after:  # all of it (offsets inside a collection without merge keys are not before it)
+        return _shifted(node, by)
+    items = [_moved(v, by, after) for v in (node.values() if isinstance(node, LMap) else node)]
+    out: Any = LMap(zip(list(node), items, strict=True)) if isinstance(node, LMap) else LSeq(items)
     out.lc = array("q", [x + by if x >= after else x for x in node.lc])
     out.s = node.s + by if node.s >= after else node.s
     out.e = node.e + by if node.e >= after else node.e
+    return out
+
+
+def _shifted(node: Any, by: int) -> Any:
+    """A copy of a located collection with every offset moved by ``by`` (the hot path of `_moved`:
+    scalars are tested inline, not passed to a call each)."""
+    if node.__class__ is LMap:
+        out: Any = LMap(zip(node, [_shifted(v, by) if v.__class__ is LMap or v.__class__ is LSeq else v
+                                   for v in node.values()], strict=True))
+    else:
+        out = LSeq([_shifted(v, by) if v.__class__ is LMap or v.__class__ is LSeq else v for v in node])
+    out.lc = array("q", map(by.__add__, node.lc))
+    out.s = node.s + by
+    out.e = node.e + by
     return out
 
 
