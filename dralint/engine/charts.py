@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dralint.engine.config import Config
+from dralint.inputs.files import listing
 from dralint.inputs.load import LoadProblem, SourceFile
 from dralint.inputs.render import HelmOptions
 from dralint.knowledge.lifecycle import for_profile
@@ -63,14 +64,29 @@ def chart_above(directory: Path, stop: Path | None = None, memo: dict[Path, bool
 
 
 def _walk_charts(directory: Path) -> list[Path]:
+    """The outermost charts under ``directory`` (symlinked directories are not entered), in walk order.
+    The listings are the ones file discovery reads afterwards (`dralint.inputs.files.one_walk`)."""
     out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
-        if "Chart.yaml" in filenames:
-            out.append(Path(dirpath))
-            dirnames[:] = []  # its sub-charts render with it
+    stack = [str(directory)]
+    while stack:
+        path = stack.pop()
+        try:
+            entries = listing(path)
+        except OSError:
             continue
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        if any(e.name == "Chart.yaml" and not _is_dir(e) for e in entries):
+            out.append(Path(path))
+            continue  # its sub-charts render with it
+        stack.extend(reversed([e.path for e in entries if e.name not in _SKIP_DIRS and _is_dir(e)
+                               and not e.is_symlink()]))
     return out
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def find_charts(paths: Sequence[str], explicit: Sequence[str] = (), stop: Path | None = None) -> list[ChartTarget]:

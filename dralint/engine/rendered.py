@@ -18,7 +18,7 @@ from dralint.engine.config import Config
 from dralint.engine.lazy import Input
 from dralint.engine.pipeline import lint_inputs, lint_paths
 from dralint.engine.runner import Result
-from dralint.inputs.files import FileRef, discover
+from dralint.inputs.files import FileRef, discover, one_walk
 from dralint.inputs.helm_positions import Origin, column_of, values_path
 from dralint.inputs.kustomize_patches import PatchIndex
 from dralint.inputs.load import SourceFile, load_bytes
@@ -200,6 +200,13 @@ def lint(
 
     Charts are found among ``paths`` too (`dralint.engine.charts`); ``helm_cli`` holds the Helm
     options of the command line (``helm_namespace``, ``helm_set_string``, …)."""
+    with one_walk():  # finding the charts and discovering the files list each directory once
+        return _lint(paths, config, context, stdin, follow_symlinks, helm_charts, values_files, sets, helm_cli)
+
+
+def _lint(paths: Sequence[str], config: Config, context: Sequence[str], stdin: tuple[str, bytes] | None,
+          follow_symlinks: bool, helm_charts: Sequence[str], values_files: Sequence[str], sets: Sequence[str],
+          helm_cli: dict[str, object] | None) -> Result:
     cli: dict[str, object] = dict(helm_cli or {})
     cli.setdefault("helm_values", list(values_files))
     cli.setdefault("helm_set", list(sets))

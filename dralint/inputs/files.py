@@ -8,9 +8,11 @@ read (a FIFO would block; a device would never end). Read errors become findings
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +36,33 @@ DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__",
     ".mypy_cache", ".ruff_cache", ".pytest_cache", ".dralint_cache",
 )
+
+
+#: directory listings of the current run (`one_walk`): path as walked -> its entries sorted by name
+_LISTINGS: ContextVar[dict[str, list[os.DirEntry[str]]] | None] = ContextVar("dralint_listings", default=None)
+
+
+@contextlib.contextmanager
+def one_walk() -> Iterator[None]:
+    """Within this block, each directory is listed once: finding the Helm charts under a path and
+    discovering its files walk the same tree, and the second walk reads the first one's listings."""
+    token = _LISTINGS.set({})
+    try:
+        yield
+    finally:
+        _LISTINGS.reset(token)
+
+
+def listing(path: str) -> list[os.DirEntry[str]]:
+    """The entries of a directory sorted by name (raises `OSError`); listed once within `one_walk`."""
+    memo = _LISTINGS.get()
+    if memo is not None and path in memo:
+        return memo[path]
+    with os.scandir(path) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    if memo is not None:
+        memo[path] = entries
+    return entries
 
 
 def matches_glob(rel_path: str, pattern: str) -> bool:
@@ -133,8 +162,7 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
         prefix, dir_path, dir_real = stack.pop()
         try:
             st = os.stat(dir_path)
-            with os.scandir(dir_path) as it:
-                entries = sorted(it, key=lambda e: e.name)
+            entries = listing(dir_path)
         except OSError:
             continue
         if (st.st_dev, st.st_ino) in walked:  # reached again through a link: a loop or a duplicate

@@ -49,7 +49,10 @@ def _clean(rel: str) -> str:
 
 def matches(rel: str, patterns: Iterable[str], is_dir: bool = False) -> bool:
     """Whether the path ``rel`` (relative to the patterns' base) is matched by ``patterns``."""
-    spec = compile_patterns(tuple(patterns))
+    patterns = tuple(patterns)
+    if not patterns:  # the usual case, asked for every file and directory of a walk
+        return False
+    spec = compile_patterns(patterns)
     path = _clean(rel)
     if not path or path == ".":
         return False
