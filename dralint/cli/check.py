@@ -8,7 +8,6 @@ from typing import Any
 import click
 
 from dralint import __version__
-from dralint.cli.apply_fixes import run_fix
 from dralint.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -108,6 +107,8 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | N
     extra_outputs = parse_output_files(kw.pop("output_files"))
     apply_fixes, unsafe_fixes, diff = kw.pop("apply_fixes"), kw.pop("unsafe_fixes"), kw.pop("diff")
     if apply_fixes or diff:
+        from dralint.cli.apply_fixes import run_fix  # the fixer is imported only when it is asked for
+
         sys.exit(run_fix(paths, kw, unsafe=unsafe_fixes, diff=diff, fmt=fmt, fail_on=fail_on,
                          exit_zero=exit_zero, color=color, output=output, statistics=statistics,
                          exit_non_zero_on_fix=exit_non_zero_on_fix))

@@ -15,8 +15,10 @@ import os
 import stat
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 #: a .gitignore larger than this is not read (a hostile tree must not make the walk slow)
 MAX_GITIGNORE_BYTES = 256 * 1024
@@ -34,6 +36,8 @@ def _normalise(pattern: str) -> str:
 @lru_cache(maxsize=512)
 def compile_patterns(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     """One spec for a list of patterns (compiled once per distinct list)."""
+    import pathspec  # imported when there are patterns: most runs have none
+
     return pathspec.GitIgnoreSpec.from_lines([_normalise(p) for p in patterns if p.strip()])
 
 

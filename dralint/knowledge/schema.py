@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-import jsonschema_rs
-
 from dralint.knowledge.catalog import load_data, schemas_dir
 from dralint.model import JsonPath
 from dralint.suggest import closest
@@ -139,6 +137,8 @@ def get(minor: str, key: str) -> KindSchema | None:
     ks = None
     if isinstance(root, str):
         schema = assemble(minor, root)
+        import jsonschema_rs  # imported when a schema is first compiled (a warm run compiles none)
+
         ks = KindSchema(minor, key, root, schema, jsonschema_rs.validator_for(schema))
     _COMPILED[ck] = ks
     return ks
