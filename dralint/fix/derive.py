@@ -3,7 +3,8 @@
 A pass (`apply_pass`) rewrites some document regions and inserts documents after some of them; the
 rest of the text is copied. So the result's documents are the input's documents, moved, except the
 ones whose text changed: only those are parsed (each from its region to the next document marker,
-which is what parsing the whole file gives for them), and the regions of the moved ones are the
+which is what parsing the whole file gives for them), or, when that text is just the region the
+splicer rewrote, taken from the splicer's own data, moved; the regions of the moved ones are the
 input's, moved. `migrate` applies one pass to each file and gates the result, and most of a changed
 file is documents no workload is in; parsing only what changed is what keeps it near the cost of
 reading the files once.

@@ -1011,8 +1011,8 @@ def _regraft(root: Any, old: str, text: str, s: int, e: int, new: str) -> Any | 
     before them are kept and the rest of the tree is copied with its offsets moved. Returns None
     (the caller parses everything) unless the splice is of whole lines, the document has no aliases,
     merge keys or complex keys, and the lines parsed on their own start and end where the whole
-    parse puts them: lines that leave a collection belong to a larger one, so the next one up, or
-    the collection from its first entry, is tried.
+    parse puts them: lines that leave a collection belong to a larger one, so the next one up is
+    tried (the document's own entries last, from the one the splice starts in).
     """
     if not isinstance(root, (LMap, LSeq)) or (s and old[s - 1] != "\n") or (e and old[e - 1] != "\n") \
             or (new and not new.endswith("\n")) or ("&" in text and "*" in text) or _unordered(text):
