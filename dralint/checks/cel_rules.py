@@ -8,13 +8,19 @@ character in the file, whatever the YAML scalar style.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from dralint.cel.analysis import SelectorReport, analyze, device_type_issues, locate_in_file, selectors_of
-from dralint.cel.checker import Diag
 from dralint.checks.registry import Context, rule
 from dralint.inputs.index import K8sObject
 from dralint.knowledge import k8s
 from dralint.model import Applicability, Edit, Fix, JsonPath, Severity, Violation
+
+if TYPE_CHECKING:
+    from dralint.cel.analysis import SelectorReport
+    from dralint.cel.checker import Diag
+
+# the CEL stack is imported by the first rule run that meets a selector, not by every `check`
+# (a warm run over an unchanged repository runs no rule)
 
 _KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate")
 
@@ -26,6 +32,8 @@ def _reports(obj: K8sObject, ctx: Context) -> list[tuple[JsonPath, str, Selector
     got = obj.memo.get("cel-reports")
     if got is not None:
         return got  # type: ignore[no-any-return]
+    from dralint.cel.analysis import analyze, selectors_of
+
     out = [(path, text, analyze(text, ctx.profile, ctx.cache)) for path, text in selectors_of(obj)]
     obj.memo["cel-reports"] = out
     return out
@@ -33,6 +41,8 @@ def _reports(obj: K8sObject, ctx: Context) -> list[tuple[JsonPath, str, Selector
 
 def _violation(obj: K8sObject, path: JsonPath, text: str, d: Diag, message: str,
                fix: Fix | None = None) -> Violation:
+    from dralint.cel.analysis import locate_in_file
+
     where = locate_in_file(obj, path, text, d.start, d.end)
     return Violation(f"{message} ({where.text})", path, on="value", fix=fix, span=where.span)
 
@@ -63,6 +73,9 @@ def _device_class(obj: K8sObject, path: JsonPath) -> str | None:
 
 @rule("DRA602", kinds=_KINDS)
 def cel_unknown_attribute(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    from dralint.cel.analysis import device_type_issues
+    from dralint.cel.checker import Diag
+
     for path, text, rep in _reports(obj, ctx):
         typed = device_type_issues(text, _device_class(obj, path), ctx.profile, ctx.cache)
         for issue in [*rep.names, *typed]:

@@ -7,26 +7,19 @@ import dataclasses
 import math
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dralint.cel.inventory import (
-    ANY_NODE,
-    AltSpec,
-    ClaimSpec,
-    Inventory,
-    allocate,
-    alternative_possible,
-    claim_spec,
-    evaluator,
-    for_context,
-    node_errors,
-    pods_per_node,
-)
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
 from dralint.inputs.index import K8sObject
 from dralint.knowledge import k8s
 from dralint.model import Applicability, Edit, Fix, JsonPath, Severity, Violation
+
+if TYPE_CHECKING:
+    from dralint.cel.inventory import AltSpec, ClaimSpec, Inventory
+
+# the inventory (and with it the CEL stack) is imported by the first rule run that needs it, not by
+# every `check`: a warm run over an unchanged repository runs no rule
 
 # ----------------------------------------------------------------------------------------------
 # rollout strategy
@@ -162,10 +155,14 @@ def rolling_update_preferred_device(obj: K8sObject, ctx: Context) -> Iterator[Vi
 
 
 def _inventory(ctx: Context) -> Inventory | None:
+    from dralint.cel.inventory import for_context
+
     return for_context(ctx.index, ctx.profile, ctx.cache)
 
 
 def _spec(obj: K8sObject, inv: Inventory, ctx: Context) -> ClaimSpec | None:
+    from dralint.cel.inventory import ClaimSpec, claim_spec, evaluator
+
     got = obj.memo.get("rollout-spec")
     if isinstance(got, ClaimSpec):
         return got
@@ -177,6 +174,8 @@ def _spec(obj: K8sObject, inv: Inventory, ctx: Context) -> ClaimSpec | None:
 def _judgeable(spec: ClaimSpec, inv: Inventory, ctx: Context) -> bool:
     """Enough is known to call the claim unsatisfiable. Slices found among the linted files only count
     for the drivers they cover: every device class must match some device there."""
+    from dralint.cel.inventory import evaluator
+
     if not spec.requests or spec.unknown() is not None:
         return False
     if any(not r.alternatives for r in spec.requests):
@@ -193,6 +192,8 @@ def _judgeable(spec: ClaimSpec, inv: Inventory, ctx: Context) -> bool:
 
 
 def _source(inv: Inventory) -> str:
+    from dralint.cel.inventory import ANY_NODE
+
     nodes = [n for n in inv.nodes() if n != ANY_NODE]
     where = f"{len(inv.devices)} devices on {len(nodes)} node{'s' if len(nodes) != 1 else ''}"
     if not inv.authoritative:
@@ -213,6 +214,8 @@ def _per_node(alt: AltSpec, inv: Inventory) -> dict[str, int]:
 
 def _values_hint(alt: AltSpec, inv: Inventory, ctx: Context) -> str:
     """What the class-matching devices actually offer, for the attributes the request selectors read."""
+    from dralint.cel.inventory import evaluator
+
     ev = evaluator(inv, ctx.profile, ctx.cache)
     base = ev.match(alt.class_selectors) if alt.class_selectors else None
     if base is None or not base.matches:
@@ -243,6 +246,8 @@ def _values_hint(alt: AltSpec, inv: Inventory, ctx: Context) -> str:
 
 def _diagnose(spec: ClaimSpec, inv: Inventory, ctx: Context) -> tuple[str, JsonPath]:
     """Why no node can satisfy the claim, and where to point."""
+    from dralint.cel.inventory import node_errors
+
     for node in inv.nodes():
         errs = node_errors(spec, inv, node)
         if errs:
@@ -278,6 +283,8 @@ def _diagnose(spec: ClaimSpec, inv: Inventory, ctx: Context) -> tuple[str, JsonP
 
 @rule("DRA403", kinds=("ResourceClaim", "ResourceClaimTemplate"))
 def unsatisfiable_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    from dralint.cel.inventory import allocate, alternative_possible
+
     if obj.group != dra.DRA_GROUP:
         return
     inv = _inventory(ctx)
@@ -314,6 +321,8 @@ def _where(obj: K8sObject, s: Surge) -> JsonPath:
 
 @rule("DRA402", kinds=("Deployment", "DaemonSet"), needs="claims")
 def rolling_update_scarce_device(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
+    from dralint.cel.inventory import ANY_NODE, pods_per_node
+
     s = surge_of(obj)
     if s is None:
         return
