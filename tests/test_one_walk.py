@@ -51,9 +51,9 @@ def test_a_check_lists_each_directory_once(tmp_path: Path, monkeypatch: pytest.M
     walks: list[Path] = []
     real = charts._walk_charts
 
-    def walk(directory: Path) -> list[Path]:
+    def walk(directory: Path, skip: frozenset[str] = frozenset()) -> list[Path]:
         walks.append(directory)
-        return real(directory)
+        return real(directory, skip)
 
     monkeypatch.setattr(charts, "_walk_charts", walk)
     result = lint(["apps"], build_config({}, None, tmp_path))
@@ -80,3 +80,23 @@ def test_outside_a_run_nothing_is_remembered(tmp_path: Path, scans: Counter[str]
         refs_again, _ = discover([str(tmp_path)])
     assert [r.display for r in refs] == [r.display for r in refs_again]
     assert scans[os.path.normpath(str(tmp_path))] == 3
+
+
+@pytest.mark.parametrize("respect_gitignore", [True, False])
+def test_the_runs_cache_is_never_walked_whatever_its_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         scans: Counter[str], respect_gitignore: bool) -> None:
+    """`--cache-dir` may put the cache anywhere in the project. Its own `.gitignore` kept its entries
+    out of the lint only while gitignore files were respected; it is not entered at all now."""
+    _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    cfg = build_config({"respect-gitignore": respect_gitignore}, None, tmp_path)
+    cfg.cache_dir = "my-cache"
+    first = lint(["apps"], cfg)
+    (tmp_path / "apps" / "my-cache").mkdir()  # a cache inside a linted directory, under a name of its own
+    cfg.cache_dir = "apps/my-cache"
+    lint(["apps"], cfg)
+    again = lint(["apps"], cfg)
+    assert list((tmp_path / "apps" / "my-cache").rglob("*.json")), "the cache was written"
+    assert sorted(sf.path for sf in again.files) == sorted(sf.path for sf in first.files) == \
+        ["apps/a/cm.yaml", "apps/b/pod.yaml"]
+    assert not any(k.startswith("apps/my-cache") for k in scans)

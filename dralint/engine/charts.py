@@ -63,13 +63,16 @@ def chart_above(directory: Path, stop: Path | None = None, memo: dict[Path, bool
     return found
 
 
-def _walk_charts(directory: Path) -> list[Path]:
-    """The outermost charts under ``directory`` (symlinked directories are not entered), in walk order.
-    The listings are the ones file discovery reads afterwards (`dralint.inputs.files.one_walk`)."""
+def _walk_charts(directory: Path, skip: frozenset[str] = frozenset()) -> list[Path]:
+    """The outermost charts under ``directory`` (symlinked directories and ``skip``, resolved paths,
+    are not entered), in walk order. The listings are the ones file discovery reads afterwards
+    (`dralint.inputs.files.one_walk`)."""
     out: list[Path] = []
     stack = [str(directory)]
     while stack:
         path = stack.pop()
+        if skip and os.path.realpath(path) in skip:
+            continue
         try:
             entries = listing(path)
         except OSError:
@@ -89,8 +92,10 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def find_charts(paths: Sequence[str], explicit: Sequence[str] = (), stop: Path | None = None) -> list[ChartTarget]:
-    """The charts to render for the given paths and ``--helm-chart`` directories."""
+def find_charts(paths: Sequence[str], explicit: Sequence[str] = (), stop: Path | None = None,
+                skip: frozenset[str] = frozenset()) -> list[ChartTarget]:
+    """The charts to render for the given paths and ``--helm-chart`` directories (``skip``: resolved
+    paths of directories not searched, the run's cache)."""
     targets: dict[str, ChartTarget] = {}
 
     def add(directory: Path, file: str | None) -> None:
@@ -119,7 +124,7 @@ def find_charts(paths: Sequence[str], explicit: Sequence[str] = (), stop: Path |
             if root is not None:
                 add(root, None)
                 continue
-            for c in _walk_charts(path):
+            for c in _walk_charts(path, skip):
                 add(c, None)
         elif path.is_file():
             root = chart_root(path, stop)

@@ -37,17 +37,24 @@ from dralint.engine.results import Entry, FileRow, Outcome, ResultsCache, row_of
 from dralint.engine.runner import InternalError, Result, _Runner, limits_for
 from dralint.engine.stream import Stream
 from dralint.engine.summary import FileSummary, summarize
-from dralint.inputs.files import discover, read_file
+from dralint.inputs.files import FileRef, discover, read_file
 from dralint.inputs.index import Index
 from dralint.inputs.load import Limits, SourceFile
 from dralint.model import Finding
 
 
+def discover_files(paths: Sequence[str], config: Config, follow_symlinks: bool = False,
+                   ) -> tuple[list[FileRef], list[str]]:
+    """`discover` with the configuration's excludes, project root and gitignore setting, never
+    entering the run's cache directory (`walk_skips`)."""
+    return discover(paths, config.exclude, config.root, follow_symlinks,
+                    respect_gitignore=config.respect_gitignore, skip=walk_skips(config))
+
+
 def load_paths(
     paths: Sequence[str], config: Config, follow_symlinks: bool = False
 ) -> tuple[list[SourceFile], list[str]]:
-    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks,
-                             respect_gitignore=config.respect_gitignore)
+    refs, missing = discover_files(paths, config, follow_symlinks)
     limits = limits_for(config)
     return [read_file(r, limits) for r in refs], missing
 
@@ -65,15 +72,13 @@ def lint_paths(
     ``jobs`` (default: ``config.jobs``) is the number of worker processes; 0 or None picks one
     per core for large inputs and none for a handful of files.
     """
-    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks,
-                             respect_gitignore=config.respect_gitignore)
+    refs, missing = discover_files(paths, config, follow_symlinks)
     inputs = [Input.later(r, target=True) for r in refs]
     if stdin is not None:
         inputs.append(Input(stdin[0], None, stdin[1], None, True))
     if context:
         target_keys = {_key(p) for p in paths} | {r.key or _key(str(r.path)) for r in refs}
-        crefs, _ = discover(context, config.exclude, config.root, follow_symlinks,
-                            respect_gitignore=config.respect_gitignore)
+        crefs, _ = discover_files(context, config, follow_symlinks)
         inputs += [Input.later(r) for r in crefs if (r.key or _key(str(r.path))) not in target_keys]
     result = lint_inputs(inputs, config, jobs=config.jobs if jobs is None else jobs)
     result.missing = missing
@@ -91,7 +96,8 @@ def _key(p: str) -> str:
 # paths on disk: read, summarise (or take summaries from the cache), parse targets, lint
 
 
-def open_cache(config: Config, limits: Limits) -> SummaryCache | None:
+def cache_directory(config: Config) -> Path | None:
+    """Where the run's cache lives (None: no cache)."""
     if not config.use_cache:
         return None
     if config.cache_dir:
@@ -103,6 +109,26 @@ def open_cache(config: Config, limits: Limits) -> SummaryCache | None:
         directory = user_cache_dir() / "trees" / tree.hexdigest()
     if not directory.is_absolute():
         directory = config.root / directory
+    return directory
+
+
+def walk_skips(config: Config) -> frozenset[str]:
+    """Directories discovery never enters whatever their name: the run's own cache (`--cache-dir`
+    can put it anywhere in the project, and with `respect-gitignore: false` its own `.gitignore`
+    would not keep its entries out of the lint)."""
+    directory = cache_directory(config)
+    if directory is None:
+        return frozenset()
+    try:
+        return frozenset({str(directory.resolve())})
+    except (OSError, RuntimeError):
+        return frozenset()
+
+
+def open_cache(config: Config, limits: Limits) -> SummaryCache | None:
+    directory = cache_directory(config)
+    if directory is None:
+        return None
     return SummaryCache(directory, f"{limits}", config.root)
 
 

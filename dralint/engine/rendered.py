@@ -16,9 +16,9 @@ from dralint.engine import charts as chart_inputs
 from dralint.engine import fix_hints, kustomize_sites
 from dralint.engine.config import Config
 from dralint.engine.lazy import Input
-from dralint.engine.pipeline import lint_inputs, lint_paths
+from dralint.engine.pipeline import discover_files, lint_inputs, lint_paths, walk_skips
 from dralint.engine.runner import Result
-from dralint.inputs.files import FileRef, discover, one_walk
+from dralint.inputs.files import FileRef, one_walk
 from dralint.inputs.helm_positions import Origin, column_of, values_path
 from dralint.inputs.kustomize_patches import PatchIndex
 from dralint.inputs.load import SourceFile, load_bytes
@@ -210,7 +210,7 @@ def _lint(paths: Sequence[str], config: Config, context: Sequence[str], stdin: t
     cli: dict[str, object] = dict(helm_cli or {})
     cli.setdefault("helm_values", list(values_files))
     cli.setdefault("helm_set", list(sets))
-    found = chart_inputs.find_charts(paths, helm_charts, stop=config.root)
+    found = chart_inputs.find_charts(paths, helm_charts, stop=config.root, skip=walk_skips(config))
     if (values_files or sets or cli.get("helm_set_string")) and not found:
         raise RenderError("-f/--values and --set apply to a chart: add --helm-chart DIR")
     kustomize_dirs = [p for p in paths if kustomization_file(p) is not None and not chart_inputs.in_chart(p, found)]
@@ -242,8 +242,7 @@ def _lint(paths: Sequence[str], config: Config, context: Sequence[str], stdin: t
         rendered.manifests |= r.manifests
         rendered.notes += r.notes
         rendered.kustomize.update(r.kustomize)
-    refs, missing = discover(plain, config.exclude, config.root, follow_symlinks,
-                             respect_gitignore=config.respect_gitignore) if plain else ([], [])
+    refs, missing = discover_files(plain, config, follow_symlinks) if plain else ([], [])
     # a source file that was rendered is linted as rendered, not a second time as it stands
     rendered_sources = {str(p.resolve()) for p in rendered.origins.values()}
     inputs = [Input.later(r, target=True) for r in refs
@@ -253,8 +252,7 @@ def _lint(paths: Sequence[str], config: Config, context: Sequence[str], stdin: t
     inputs += [Input.of(sf, target=True) for sf in rendered.files + rendered.notes]
     if context:
         skip = {_real(r) for r in refs}
-        crefs, _ = discover(context, config.exclude, config.root, follow_symlinks,
-                            respect_gitignore=config.respect_gitignore)
+        crefs, _ = discover_files(context, config, follow_symlinks)
         seen_dirs: dict[Path, bool] = {}
         inputs += [Input.later(r) for r in crefs if _real(r) not in skip
                    and not chart_inputs.in_chart(r.path, found) and not _in_any_chart(r.path, seen_dirs)]

@@ -16,6 +16,7 @@ from typing import Any
 
 from dralint.engine import charts as chart_inputs
 from dralint.engine.config import Config
+from dralint.engine.pipeline import walk_skips
 from dralint.engine.runner import Result
 from dralint.inputs.render import kustomization_file
 from dralint.model import Finding
@@ -34,7 +35,7 @@ class Split:
 
 def split(paths: Sequence[str], config: Config) -> Split:
     """``paths`` sorted into plain manifests, charts (found as ``check`` finds them) and overlays."""
-    out = Split(charts=chart_inputs.find_charts(paths, stop=config.root))
+    out = Split(charts=chart_inputs.find_charts(paths, stop=config.root, skip=walk_skips(config)))
     for p in paths:
         if p == "-":
             out.plain.append(p)

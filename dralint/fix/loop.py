@@ -23,13 +23,13 @@ from typing import Any
 from dralint.engine import progress
 from dralint.engine.config import Config
 from dralint.engine.memory import quiet_gc, trees_built
-from dralint.engine.pipeline import load_paths
+from dralint.engine.pipeline import discover_files, load_paths
 from dralint.engine.runner import Result, limits_for, lint_files
 from dralint.fix.edits import fmt_path
 from dralint.fix.gates import verify
 from dralint.fix.json_splice import remap_items
 from dralint.fix.splice import PlannedFix, apply_pass
-from dralint.inputs.files import discover, input_roots, read_file
+from dralint.inputs.files import input_roots, read_file
 from dralint.inputs.load import SourceFile, load_bytes
 from dralint.inputs.roots import Roots
 from dralint.model import Applicability, Finding
@@ -283,8 +283,7 @@ def load_targets(paths: Sequence[str], config: Config, follow_symlinks: bool = F
     The roots do not follow symlinks even with ``follow_symlinks``: a file reached through a link
     out of them can be read and fixed in memory (``--diff``), but it is never written.
     """
-    refs, missing = discover(paths, config.exclude, config.root, follow_symlinks,
-                             respect_gitignore=config.respect_gitignore)
+    refs, missing = discover_files(paths, config, follow_symlinks)
     limits = limits_for(config)
     write_to = {r.display: r.key for r in refs if r.key}
     return [read_file(r, limits) for r in refs], missing, write_to, input_roots(paths, config.root)

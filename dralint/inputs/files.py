@@ -97,6 +97,7 @@ def discover(
     root: Path | None = None,
     follow_symlinks: bool = False,
     respect_gitignore: bool = False,
+    skip: Iterable[str] = (),
 ) -> tuple[list[FileRef], list[str]]:
     """Files to lint, plus messages about paths that do not exist.
 
@@ -108,6 +109,7 @@ def discover(
     ``excludes`` are gitignore patterns relative to ``root``; with ``respect_gitignore`` the
     ``.gitignore`` files of walked directories (and of their parents up to ``root``) apply too,
     to what the walk finds (a file named on the command line is linted whatever they say).
+    ``skip``: resolved paths of directories a walk never enters (the run's cache).
     """
     paths = list(paths)
     root = root or Path.cwd()
@@ -128,7 +130,7 @@ def discover(
                 _skip(out, seen, _display(p), p, _LINK_DIR if is_dir else _LINK_FILE)
             continue
         if is_dir:
-            _walk_dir(p, root_real, roots, excludes, seen, out, respect_gitignore)
+            _walk_dir(p, root_real, roots, excludes, seen, out, respect_gitignore, frozenset(skip))
             continue
         real = str(_resolve(p))
         if _excluded(_rel_to(real, root_real, p.as_posix()), excludes):
@@ -148,7 +150,7 @@ def _skip(out: list[FileRef], seen: set[str], display: str, path: Path, why: str
 
 
 def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen: set[str],
-              out: list[FileRef], respect_gitignore: bool = False) -> None:
+              out: list[FileRef], respect_gitignore: bool = False, skip: frozenset[str] = frozenset()) -> None:
     """Walk one directory given on the command line (iteratively: deep trees do not recurse)."""
     top_real = str(_resolve(top))
     outer = GitignoreLayers.above(top_real, root_real) if respect_gitignore else GitignoreLayers()
@@ -189,6 +191,8 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
                 if is_link and not roots.follow:
                     continue  # it points inside: its files are reached through the real directory
                 real = str(_resolve(Path(e.path))) if is_link else f"{dir_real}/{name}"
+                if real in skip:
+                    continue
                 if _excluded(_rel_to(real, root_real, prefix + name), excludes, is_dir=True):
                     continue
                 if layers.ignored(f"{dir_real}/{name}", is_dir=True):
