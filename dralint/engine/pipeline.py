@@ -77,12 +77,17 @@ def lint_paths(
     if stdin is not None:
         inputs.append(Input(stdin[0], None, stdin[1], None, True))
     if context:
-        target_keys = {_key(p) for p in paths} | {r.key or _key(str(r.path)) for r in refs}
+        target_keys = {_key(p) for p in paths} | {ref_key(r) for r in refs}
         crefs, _ = discover_files(context, config, follow_symlinks)
-        inputs += [Input.later(r) for r in crefs if (r.key or _key(str(r.path))) not in target_keys]
+        inputs += [Input.later(r) for r in crefs if ref_key(r) not in target_keys]
     result = lint_inputs(inputs, config, jobs=config.jobs if jobs is None else jobs)
     result.missing = missing
     return result
+
+
+def ref_key(ref: FileRef) -> str:
+    """A discovered file's resolved path (discovery knows it, except for a link it refused)."""
+    return ref.key or _key(str(ref.path))
 
 
 def _key(p: str) -> str:

@@ -16,9 +16,9 @@ from dralint.engine import charts as chart_inputs
 from dralint.engine import fix_hints, kustomize_sites
 from dralint.engine.config import Config
 from dralint.engine.lazy import Input
-from dralint.engine.pipeline import discover_files, lint_inputs, lint_paths, walk_skips
+from dralint.engine.pipeline import discover_files, lint_inputs, lint_paths, ref_key, walk_skips
 from dralint.engine.runner import Result
-from dralint.inputs.files import FileRef, one_walk
+from dralint.inputs.files import one_walk
 from dralint.inputs.helm_positions import Origin, column_of, values_path
 from dralint.inputs.kustomize_patches import PatchIndex
 from dralint.inputs.load import SourceFile, load_bytes
@@ -251,10 +251,10 @@ def _lint(paths: Sequence[str], config: Config, context: Sequence[str], stdin: t
         inputs.append(Input(stdin[0], None, stdin[1], None, True))
     inputs += [Input.of(sf, target=True) for sf in rendered.files + rendered.notes]
     if context:
-        skip = {_real(r) for r in refs}
+        skip = {ref_key(r) for r in refs}
         crefs, _ = discover_files(context, config, follow_symlinks)
         seen_dirs: dict[Path, bool] = {}
-        inputs += [Input.later(r) for r in crefs if _real(r) not in skip
+        inputs += [Input.later(r) for r in crefs if ref_key(r) not in skip
                    and not chart_inputs.in_chart(r.path, found) and not _in_any_chart(r.path, seen_dirs)]
     # the caches and worker processes of a plain run apply: rendered files are keyed by their bytes
     result = lint_inputs(inputs, config, jobs=config.jobs)
@@ -267,11 +267,6 @@ def _lint(paths: Sequence[str], config: Config, context: Sequence[str], stdin: t
     remap(result, rendered)
     fix_hints.name_what_to_change(result.findings, {sf.path for sf in rendered.files} | set(rendered.origins))
     return result
-
-
-def _real(ref: FileRef) -> str:
-    """A discovered file's resolved path (discovery knows it, except for a link it refused)."""
-    return ref.key or str(Path(ref.path).resolve())
 
 
 def _in_any_chart(path: str | Path, memo: dict[Path, bool]) -> bool:

@@ -36,10 +36,9 @@ from dralint.fix.splice import (
     region_of,
     same_located,
 )
+from dralint.inputs.load import DOC_MARKER as _MARKER
 from dralint.inputs.load import Document, Limits, LMap, LSeq, SourceFile, compose_span
 
-#: a column-0 document marker (as the loader splits streams)
-_MARKER = re.compile(r"^(---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
 #: what makes a document's parse depend on more than its own text: directives, templates, sources
 _UNSAFE = re.compile(r"^%|\{\{|# Source:", re.MULTILINE)
 

@@ -57,7 +57,7 @@ from dralint.fix.emit import (
     emit_value,
     format_scalar,
 )
-from dralint.inputs.load import LMap, LSeq, SourceFile, load_bytes
+from dralint.inputs.load import DOC_MARKER, LMap, LSeq, SourceFile, _shift, load_bytes
 from dralint.model import Applicability, Edit, Fix, JsonPath, same, to_plain
 
 try:  # C parser when available; the results are identical, only faster
@@ -1082,7 +1082,7 @@ def _graft_from(c: Any, j: int, old: str, text: str, e: int, delta: int) -> Any 
         return None
     if type(got) is not type(c) or not got or got.s != first - start or got.e != c.e + delta - start:
         return None
-    got = _moved(got, start, 0)
+    _shift(got, start, set())  # parsed just now, for this graft alone: moved in place
     if not j:
         return got
     if isinstance(c, LMap):
@@ -1098,9 +1098,6 @@ def _graft_from(c: Any, j: int, old: str, text: str, e: int, delta: int) -> Any 
     return out
 
 
-_DOC_MARKER = re.compile(r"(---|\.\.\.)(?=[ \t\r\n]|$)")
-
-
 def _known_region(sf: SourceFile, di: int, s: int, e: int, region: str) -> None:
     """Give `_parse` the region's data from the file's own parse instead of parsing it again, when
     they are the same: the region runs to the next document marker (comment lines after it would
@@ -1108,7 +1105,7 @@ def _known_region(sf: SourceFile, di: int, s: int, e: int, region: str) -> None:
     unshare them) and no duplicate keys (which `_parse` refuses)."""
     doc = sf.documents[di] if di < len(sf.documents) else None
     if doc is None or doc.skip or doc.duplicates or not isinstance(doc.data, (LMap, LSeq)) or region in _PARSED \
-            or ("&" in region and "*" in region) or not (e == len(sf.text) or _DOC_MARKER.match(sf.text, e)):
+            or ("&" in region and "*" in region) or not (e == len(sf.text) or DOC_MARKER.match(sf.text, e)):
         return
     data = _moved(doc.data, -s, 0)
     if VERIFY_GRAFTS and not same_located(data, _parse_uncached(region)):

@@ -552,11 +552,15 @@ def _yaml_error_problem(sf: SourceFile, err: yaml.YAMLError, offset_line: int = 
                        Span(line, col, line, col + 1))
 
 
+#: a column-0 document marker (`---` or `...`), where this loader splits a stream
+DOC_MARKER = re.compile(r"^(---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
+
+
 def _chunks(text: str) -> list[tuple[int, str]]:
     """Split a stream on column-0 document markers: (start offset, chunk text)."""
     out: list[tuple[int, str]] = []
     start = 0
-    for m in re.finditer(r"^(---|\.\.\.)(?=[ \t\r\n]|$)", text, re.MULTILINE):
+    for m in DOC_MARKER.finditer(text):
         if m.start() > start or not out:
             out.append((start, text[start : m.start()]))
         start = m.start()
