@@ -5,28 +5,12 @@ a warm run near free). The first run, which does run the rules, imports them."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO
-
-CLAIM = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata:
-  name: c
-  namespace: ml
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly:
-        deviceClassName: gpu.nvidia.com
-        selectors:
-        - cel:
-            expression: device.attributes["gpu.nvidia.com"].productName == "H100"
-"""
+from tests.conftest import EXAMPLES, REPO
 
 PROBE = """\
 import json, sys
@@ -44,9 +28,8 @@ def _modules(cwd: Path) -> list[str]:
 
 
 def test_a_warm_check_imports_neither_cel_nor_the_fixer(tmp_path: Path) -> None:
-    (tmp_path / "claim.yaml").write_text(CLAIM)
-    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n"
-                                       "spec:\n  containers:\n  - name: a\n    image: x\n")
+    # claim templates with CEL selectors: the first run compiles them
+    shutil.copy(EXAMPLES / "dra-v1" / "claims" / "templates.yaml", tmp_path / "templates.yaml")
     cold = _modules(tmp_path)
     assert any(m.startswith("dralint.cel") for m in cold), cold  # the rules ran: the probe can see imports
     assert _modules(tmp_path) == []
