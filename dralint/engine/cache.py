@@ -283,6 +283,26 @@ class SummaryCache:
             self._replace(self._paths_file(), json.dumps(self._paths, separators=(",", ":")).encode())
             self._paths_dirty = False
 
+    # -- the context pack (`dralint.engine.pack`): every context file's summary in one entry ---
+    def _pack_file(self) -> str:
+        return os.path.join(self._dir, "context.pack")
+
+    def get_pack(self) -> bytes | None:
+        """The stored pack's bytes (the caller validates them), or None."""
+        if not self._dirs_ok(self._chain):
+            return None
+        return _read(self._pack_file())
+
+    def put_pack(self, data: bytes) -> None:
+        """Replace the pack (atomically, as every entry): only in a directory `prepare` made usable."""
+        if not self.enabled or not self._dirs_ok(self._chain):
+            return
+        try:
+            self._replace(self._pack_file(), data)
+            self.writes += 1
+        except OSError as e:
+            self._refuse(f"cannot write {self._pack_file()}: {e}")
+
     def has(self, key: str) -> bool:
         path = self._path(key)
         return self.enabled and self._dirs_ok([*self._chain, os.path.dirname(path)]) and _is_regular(path)

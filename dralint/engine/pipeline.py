@@ -33,6 +33,7 @@ from dralint.engine.cache import SummaryCache, default_cache_dir, user_cache_dir
 from dralint.engine.config import Config, owns_default_cache, usable_cores
 from dralint.engine.lazy import FileLoader, Input, add_summary
 from dralint.engine.memory import quiet_gc, trees_built
+from dralint.engine.pack import PACK_MIN_FILES, LazyIndex, Pack, pack_bytes
 from dralint.engine.results import Entry, FileRow, Outcome, ResultsCache, row_of
 from dralint.engine.runner import InternalError, Result, _Runner, limits_for
 from dralint.engine.stream import Stream
@@ -163,12 +164,14 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     #: context files known unchanged by stat whose summaries are read only if the run needs them
     lazy: set[int] = set()
     stat: dict[int, os.stat_result] = {}
+    pack: Pack | None = None
     if cache is not None:
         cache.load_paths()
+        pack = _read_pack(cache, inputs)
     # one unit per file read (or found in the cache) and one per target file checked
     progress.start(len(inputs) + sum(1 for inp in inputs if inp.target))
     with quiet_gc():  # stored results and summaries are many small objects, none of them in a cycle
-        _read_inputs(inputs, cache, results, limits, stat, lazy, summaries, stored, candidates)
+        _read_inputs(inputs, cache, results, limits, stat, lazy, summaries, stored, candidates, pack)
     if cache is not None:
         for i, st in stat.items():
             ref, key = inputs[i].ref, inputs[i].key
@@ -184,7 +187,7 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     stats: dict[str, Any] = {"jobs": n, "files": len(inputs), "parsed": len(todo),
                              "cache": cache_state, "cache_hits": len(summaries) + len(lazy)}
     _count_reads(stats, summaries)
-    run = _Run(inputs, summaries, candidates, results, config, cache, stats, lazy)
+    run = _Run(inputs, summaries, candidates, results, config, cache, stats, lazy, pack)
     if n > 1:
         from dralint.engine import parallel
 
@@ -198,9 +201,17 @@ def lint_inputs(inputs: list[Input], config: Config, jobs: int | None = None) ->
     return _lint_serial(run)
 
 
+def _read_pack(cache: SummaryCache, inputs: list[Input]) -> Pack | None:
+    """The stored context pack, when the run has enough context files for it to matter."""
+    if sum(1 for inp in inputs if not inp.target) < PACK_MIN_FILES:
+        return None
+    raw = cache.get_pack()
+    return Pack.from_bytes(raw) if raw is not None else None
+
+
 def _read_inputs(inputs: list[Input], cache: SummaryCache | None, results: ResultsCache | None, limits: Limits,
                  stat: dict[int, os.stat_result], lazy: set[int], summaries: dict[int, FileSummary],
-                 stored: dict[int, bytes], candidates: dict[int, Entry]) -> None:
+                 stored: dict[int, bytes], candidates: dict[int, Entry], pack: Pack | None = None) -> None:
     """Read each input, or learn from the caches that it need not be read (yet): see `lint_inputs`."""
     for i, inp in enumerate(inputs):
         progress.advance()
@@ -209,7 +220,8 @@ def _read_inputs(inputs: list[Input], cache: SummaryCache | None, results: Resul
                 stat[i] = os.stat(inp.ref.path)
         known = cache.known_key(inp.ref.key, stat[i]) if (
             cache is not None and inp.unread and inp.ref is not None and i in stat) else None
-        if known is not None and cache is not None and not inp.target and cache.has(known):
+        if known is not None and cache is not None and not inp.target and (
+                (pack is not None and known in pack.files) or cache.has(known)):
             inp.key = known  # unchanged since it was last seen: not even read, its summary read if needed
             lazy.add(i)
             continue
@@ -220,7 +232,9 @@ def _read_inputs(inputs: list[Input], cache: SummaryCache | None, results: Resul
         if cache is None or inp.raw is None:
             continue
         inp.key = cache.key(inp.raw, inp.display.lower().endswith(".json"))
-        if inp.key != known:  # the same key was just looked up
+        if not inp.target and pack is not None and inp.key in pack.files:
+            lazy.add(i)  # changed by stat only (or too recent to remember): the pack still knows its bytes
+        elif inp.key != known:  # the same key was just looked up
             _from_cache(i, inp, inp.key, cache, results, summaries, stored, candidates)
 
 
@@ -262,6 +276,8 @@ class _Run:
     stats: dict[str, Any]
     #: context inputs whose summaries are in the cache but not read yet (`summary` reads them)
     lazy: set[int]
+    #: the stored context pack: rows and objects of lazy inputs without reading their summaries
+    pack: Pack | None = None
 
     def rows(self, parsed: dict[int, FileSummary], nothing_read: bool = False) -> list[FileRow]:
         """Every input as the dependency digest sees it (``parsed``: summaries of the parsed files).
@@ -273,6 +289,10 @@ class _Run:
             if i in self.lazy and i not in self.summaries:
                 if nothing_read:
                     out.append(FileRow(inp.display, inp.key, frozenset(), False))
+                    continue
+                packed = self.pack.file(inp.key) if self.pack is not None and inp.key is not None else None
+                if packed is not None and inp.key is not None:
+                    out.append(packed.row(inp.display, inp.key))
                     continue
                 self.summary(i)
             summary = self.summaries.get(i) or parsed.get(i)
@@ -313,8 +333,15 @@ class _Run:
         """The index of the run: what the stream still holds parsed as it is, everything else from
         summaries (``own``: those of the parsed targets). Without a stream, the index the caller
         gets: targets parsed again (reports point at their objects), context files from summaries."""
-        index = Index()
+        lazy = LazyIndex(self.pack, self.summary) if stream is not None and self.pack is not None else None
+        index = lazy or Index()
         for i, inp in enumerate(self.inputs):
+            if lazy is not None:
+                if (i in self.lazy and i not in self.summaries and inp.key is not None
+                        and lazy.defer(i, inp.display, inp.key, loaders[i], inp.target)):
+                    self.stats["packed"] = self.stats.get("packed", 0) + 1
+                    continue  # its objects join when a query asks about their kinds
+                lazy.at(i)
             if stream is None and inp.target:
                 index.add_file(loaders[i].source("targets_parsed_again"), True)
             elif stream is not None and i in own:
@@ -322,6 +349,27 @@ class _Run:
             else:
                 add_summary(index, inp.display, own[i] if i in own else self.summary(i), inp.target, loaders[i])
         return index
+
+    def update_pack(self) -> None:
+        """Store a new context pack when some context file of this run is not in the stored one.
+
+        The pack then holds exactly this run's context files (files gone since, or now targets,
+        drop out); the next run with the same context reads it instead of each file's entry."""
+        context = [(i, inp.key) for i, inp in enumerate(self.inputs) if not inp.target and inp.key is not None]
+        if self.cache is None or not self.cache.enabled or len(context) < PACK_MIN_FILES:
+            return
+        old = self.pack
+        if old is not None and all(k in old.files for _, k in context):
+            return
+        from_old = old.summaries() if old is not None else None
+        summaries: dict[str, FileSummary] = {}
+        for i, key in context:
+            if key in summaries:
+                continue
+            known = self.summaries.get(i) or (from_old.get(key) if from_old is not None else None)
+            summaries[key] = known if known is not None else self.summary(i)
+        self.cache.put_pack(pack_bytes(summaries))
+        self.stats["pack_written"] = len(summaries)
 
     def store(self, outcomes: dict[int, Outcome], reads: set[str], rows: list[FileRow]) -> None:
         if self.results is None:
@@ -416,6 +464,7 @@ def _lint_serial_quiet(run: _Run) -> Result:
     if rows is None or index is not None:  # what the rules read decides which rows the digest needs
         rows = run.rows(own, nothing_read=index is None)
     run.store(stream.outcomes, index.reads if index is not None else set(), rows)
+    run.update_pack()
     # the caller's index is built from the summaries if a report reads it: the trees kept for the
     # waiting rules go now, before the report takes its own memory
     del index

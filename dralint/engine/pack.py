@@ -1,0 +1,491 @@
+"""The context pack: the summaries of a run's context files in one cache entry, read by kind.
+
+Checking one changed file against the repository (``--context .``, the pre-commit hook) needs the
+other files only through the index's queries, and those ask about a few kinds (device classes,
+claim templates, claims). Opening two thousand summary entries, decoding them and making twenty
+thousand objects to answer them was most of such a run. The pack holds the same summaries grouped
+by kind behind one header that says what each file holds; a run reads the header, takes the
+dependency digest's rows from it, and decodes the objects of a kind only when a rule first asks
+about that kind (`LazyIndex`).
+
+Stored form (`PACK_FORMAT`): one JSON line, the header::
+
+    {"format": 1,
+     "files": {content key: [objects, has values, kinds, claim refs, [[doc, Helm source], ...]]},
+     "sections": {kind, or "@values": [start, end]}}
+
+then the sections, each a JSON list of records, then the carried data as JSON texts. Ranges are
+byte offsets after the header line. An object record is ``[key, position, doc, base path,
+apiVersion, name, namespace, claim names, data range or null, carried]``; a values record is
+``[key, position, doc, data range or null, carried]`` (``position``: among the file's objects, or
+its values documents, as in its `FileSummary`).
+
+Records are keyed by file content, as summary entries are, so a record is right for any file with
+those bytes, whatever its path; a file whose key the pack lacks is read from its own summary entry.
+Like every cache entry the pack is untrusted input: a header that does not check is no pack, and a
+section that does not check is read from the files' own summary entries instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
+
+from dralint.engine.lazy import FileLoader, RemoteObject, RemoteValues
+from dralint.engine.results import FileRow, row_of
+from dralint.engine.summary import Blob, FileSummary, SummaryDoc, SummaryObject, SummaryValues
+from dralint.inputs.index import Index, K8sObject, ValuesDoc
+from dralint.inputs.load import Document, SourceFile
+from dralint.model import JsonPath
+
+PACK_FORMAT = 1
+#: the section of values documents (not a kind: kinds never start with "@")
+VALUES = "@values"
+#: fewer context files than this are read from their own entries: a pack would save nothing
+PACK_MIN_FILES = 32
+
+_ERRORS = (ValueError, TypeError, LookupError, AttributeError, RecursionError)
+
+
+class PackFile(NamedTuple):
+    """What the header says of one file: its digest row without the path."""
+
+    objects: int
+    has_values: bool
+    kinds: frozenset[str]
+    claim_refs: tuple[str, ...]
+
+    def row(self, display: str, key: str) -> FileRow:
+        return FileRow(display, key, self.kinds, self.has_values, self.objects, self.claim_refs)
+
+
+class ObjectRecord(NamedTuple):
+    key: str
+    position: int
+    doc: int
+    source: str | None  # the document's Helm ``# Source:``
+    base_path: JsonPath
+    api_version: str | None
+    kind: str
+    name: str | None
+    namespace: str | None
+    claim_names: tuple[str, ...]
+    data: Blob | None
+    carried: bool
+
+
+class ValuesRecord(NamedTuple):
+    key: str
+    position: int
+    doc: int
+    source: str | None
+    data: Blob | None
+    carried: bool
+
+
+class Pack:
+    """A read pack: its header checked, each file's entry and each section decoded on first use."""
+
+    def __init__(self, files: dict[str, Any], sections: dict[str, tuple[int, int]], body: bytes,
+                 data_at: int) -> None:
+        #: content key -> the header's entry for it (`file` checks and converts it)
+        self.files = files
+        self._files: dict[str, PackFile | None] = {}
+        self._sections = sections
+        self._body = body
+        self._data_at = data_at  # where the data texts start in ``body``
+        self._decoded: dict[str, list[Any] | None] = {}
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Pack | None:
+        """The pack in ``data``; None when it is not one (damaged, foreign or hostile)."""
+        try:
+            nl = data.index(b"\n")
+            head = json.loads(data[:nl])
+            if head.__class__ is not dict or head.get("format") != PACK_FORMAT:
+                return None
+            body = data[nl + 1 :]
+            files = head["files"]
+            sections: dict[str, tuple[int, int]] = {}
+            for name, (start, end) in head["sections"].items():
+                if not (start.__class__ is int and end.__class__ is int and 0 <= start <= end <= len(body)):
+                    return None
+                sections[name] = (start, end)
+            data_at = head["data"]
+            if files.__class__ is not dict or data_at.__class__ is not int or not 0 <= data_at <= len(body):
+                return None
+        except _ERRORS:
+            return None
+        return cls(files, sections, body, data_at)
+
+    def file(self, key: str) -> PackFile | None:
+        """The header's word on the file with content ``key``; None when it has none that checks."""
+        if key in self._files:
+            return self._files[key]
+        got: PackFile | None = None
+        try:
+            count, has_values, kinds, refs = self.files[key]
+            if count.__class__ is int and has_values.__class__ is bool and _strings(kinds, refs):
+                got = PackFile(count, has_values, frozenset(kinds), tuple(refs))
+        except _ERRORS:
+            got = None
+        self._files[key] = got
+        return got
+
+    def kinds(self) -> list[str]:
+        return [k for k in self._sections if k != VALUES]
+
+    def records(self, kind: str) -> list[ObjectRecord] | None:
+        """The objects of ``kind`` in every file of the pack; None when the section does not check."""
+        return self._section(kind, lambda raw: self._object_records(kind, raw))  # type: ignore[no-any-return]
+
+    def values(self) -> list[ValuesRecord] | None:
+        """The values documents of every file of the pack; None when the section does not check."""
+        return self._section(VALUES, self._values_records)  # type: ignore[no-any-return]
+
+    def _section(self, name: str, decode: Callable[[list[Any]], list[Any]]) -> Any:
+        if name not in self._decoded:
+            got: list[Any] | None = []
+            if name in self._sections:
+                start, end = self._sections[name]
+                try:
+                    got = decode(json.loads(self._body[start:end]))
+                except _ERRORS:
+                    got = None
+            self._decoded[name] = got
+        return self._decoded[name]
+
+    def _blob(self, r: Any) -> Blob | None:
+        if r is None:
+            return None
+        start, end = r
+        at = self._data_at
+        if not (start.__class__ is int and end.__class__ is int and 0 <= start <= end <= len(self._body) - at):
+            raise ValueError("data range out of the pack")
+        return Blob(self._body, at + start, at + end)
+
+    def _object_records(self, kind: str, raw: list[Any]) -> list[ObjectRecord]:
+        out = []
+        for key, position, doc, source, base, api, name, ns, claims, data, carried in raw:
+            f = self.file(key)
+            if f is None or position.__class__ is not int or not 0 <= position < f.objects or kind not in f.kinds:
+                raise ValueError("object record out of its file")
+            if not (doc.__class__ is int and _optional_strings(source, api, name, ns) and _strings(claims)
+                    and carried.__class__ is bool):
+                raise ValueError("bad object record")
+            if any(x.__class__ is not str and x.__class__ is not int for x in base):
+                raise ValueError("bad base path")
+            out.append(ObjectRecord(key, position, doc, source, tuple(base), api, kind, name, ns, tuple(claims),
+                                    self._blob(data), carried))
+        return out
+
+    def _values_records(self, raw: list[Any]) -> list[ValuesRecord]:
+        out = []
+        for key, position, doc, source, data, carried in raw:
+            f = self.file(key)
+            if f is None or not f.has_values or position.__class__ is not int or position < 0:
+                raise ValueError("values record out of its file")
+            if not (doc.__class__ is int and _optional_strings(source) and carried.__class__ is bool):
+                raise ValueError("bad values record")
+            out.append(ValuesRecord(key, position, doc, source, self._blob(data), carried))
+        return out
+
+    def summaries(self) -> dict[str, FileSummary] | None:
+        """Every file's summary, as its own entry would give it (None when a part does not check)."""
+        objects: dict[str, dict[int, ObjectRecord]] = defaultdict(dict)
+        for kind in self.kinds():
+            recs = self.records(kind)
+            if recs is None:
+                return None
+            for r in recs:
+                objects[r.key][r.position] = r
+        vals = self.values()
+        if vals is None:
+            return None
+        values: dict[str, dict[int, ValuesRecord]] = defaultdict(dict)
+        for v in vals:
+            values[v.key][v.position] = v
+        out = {}
+        for key in self.files:
+            f = self.file(key)
+            objs, vs = objects[key], values[key]
+            if f is None or sorted(objs) != list(range(f.objects)) or sorted(vs) != list(range(len(vs))):
+                return None
+            ordered = [objs[p] for p in range(f.objects)]
+            docs = {r.doc: r.source for r in ordered}
+            docs.update((v.doc, v.source) for v in vs.values())
+            out[key] = FileSummary(
+                tuple(SummaryDoc(d, docs[d]) for d in sorted(docs)),
+                tuple(SummaryObject(r.doc, r.base_path, r.api_version, r.kind, r.name, r.namespace, r.data, r.carried)
+                      for r in ordered),
+                tuple(SummaryValues(vs[p].doc, vs[p].data, vs[p].carried) for p in range(len(vs))),
+                tuple((r.position, n) for r in ordered for n in r.claim_names))
+        return out
+
+
+_STR = {str}
+
+
+def _strings(*lists: Any) -> bool:
+    return all(x.__class__ is list and set(map(type, x)) <= _STR for x in lists)
+
+
+def _optional_strings(*values: Any) -> bool:
+    return all(v is None or v.__class__ is str for v in values)
+
+
+def pack_bytes(summaries: Mapping[str, FileSummary]) -> bytes:
+    """The stored form of ``summaries`` (content key -> summary)."""
+    blobs: list[bytes] = []
+    pos = 0
+
+    def ref(data: Any, keep: bool) -> list[int] | None:
+        nonlocal pos
+        if not keep:
+            return None
+        if isinstance(data, Blob):
+            b = data.buf[data.start : data.end]
+        else:
+            b = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        blobs.append(b)
+        pos += len(b)
+        return [pos - len(b), pos]
+
+    files: dict[str, list[Any]] = {}
+    by_kind: dict[str, list[list[Any]]] = defaultdict(list)
+    values: list[list[Any]] = []
+    for key, s in summaries.items():
+        row = row_of("", key, s)
+        files[key] = [row.objects, row.has_values, sorted(row.kinds), list(row.claim_refs)]
+        sources = {d.doc: d.source for d in s.docs}
+        names: dict[int, list[str]] = defaultdict(list)
+        for position, name in s.claim_refs:
+            names[position].append(name)
+        for position, o in enumerate(s.objects):
+            by_kind[o.kind or ""].append([key, position, o.doc, sources.get(o.doc), list(o.base_path), o.api_version,
+                                          o.name, o.namespace, names[position], ref(o.data, o.carried), o.carried])
+        for position, v in enumerate(s.values):
+            values.append([key, position, v.doc, sources.get(v.doc), ref(v.data, v.carried), v.carried])
+    texts: list[bytes] = []
+    sections: dict[str, list[int]] = {}
+    at = 0
+    for name, recs in [*by_kind.items(), (VALUES, values)]:
+        text = json.dumps(recs, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        sections[name] = [at, at + len(text)]
+        texts.append(text)
+        at += len(text)
+    head = {"format": PACK_FORMAT, "files": files, "sections": sections, "data": at}
+    head_line = json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return b"".join([head_line, b"\n", *texts, *blobs])
+
+
+# ----------------------------------------------------------------------------------------------
+# the index of a run whose unchanged context files are known from the pack
+
+
+class _Pending:
+    """A context file known from the pack whose objects join the index kind by kind, when asked for."""
+
+    __slots__ = ("display", "docs", "file", "i", "info", "key", "loader", "target")
+
+    def __init__(self, i: int, display: str, key: str, info: PackFile, loader: FileLoader | None,
+                 target: bool) -> None:
+        self.i, self.display, self.key, self.info, self.loader, self.target = i, display, key, info, loader, target
+        self.file: SourceFile | None = None
+        self.docs: dict[int, Document] = {}
+
+
+class LazyIndex(Index):
+    """An `Index` some of whose files are known by their pack header only (`defer`).
+
+    A query first adds the deferred files' objects of the kinds it asks about, decoded from the pack
+    (or, when its section does not check, from each file's own summary: ``fallback``), then answers
+    as `Index` does. Every object carries its rank (input position, place in its file), and the
+    lists a query reads are kept in rank order, so answers come in the order an index built file by
+    file would give them: the same objects, in the same order, only made later. Queries that read
+    every object or every values document add everything first. Deferred files join ``files`` as
+    they are first needed (only the objects' own files are read through it).
+    """
+
+    def __init__(self, pack: Pack, fallback: Callable[[int], FileSummary]) -> None:
+        super().__init__()
+        self._pack = pack
+        self._fallback = fallback
+        self._pending: list[_Pending] = []
+        self._done: set[str] = set()  # kinds added from every deferred file
+        self._values_done = False
+        self._rank: dict[int, tuple[int, int]] = {}  # id(unit) -> (input position, place)
+        self._at = 0
+        self._seq = 0
+
+    # -- building ---------------------------------------------------------------------------
+    def at(self, i: int) -> None:
+        """What is added next belongs to input ``i`` (until the next call)."""
+        self._at = i
+
+    def defer(self, i: int, display: str, key: str, loader: FileLoader | None, target: bool) -> bool:
+        """Know input ``i`` from the pack until a query needs it; False when the pack lacks its key."""
+        info = self._pack.file(key)
+        if info is None:
+            return False
+        self._pending.append(_Pending(i, display, key, info, loader, target))
+        return True
+
+    def add(self, obj: K8sObject) -> None:
+        if id(obj) not in self._rank:
+            self._rank[id(obj)] = (self._at, self._seq)
+            self._seq += 1
+        super().add(obj)
+
+    def add_values(self, vd: ValuesDoc) -> None:
+        if id(vd) not in self._rank:
+            self._rank[id(vd)] = (self._at, self._seq)
+            self._seq += 1
+        super().add_values(vd)
+
+    # -- queries: add what they need, then answer as `Index` -----------------------------------
+    def of_kind(self, *kinds: str) -> Iterator[K8sObject]:
+        self._need(kinds)
+        return super().of_kind(*kinds)
+
+    def find(self, kind: str, name: str, namespace: str | None = None) -> list[K8sObject]:
+        self._need((kind,))
+        return super().find(kind, name, namespace)
+
+    def find_any_namespace(self, kind: str, name: str) -> list[K8sObject]:
+        self._need((kind,))
+        return super().find_any_namespace(kind, name)
+
+    def all_objects(self) -> list[K8sObject]:
+        self._everything()
+        return super().all_objects()
+
+    def all_values(self) -> list[ValuesDoc]:
+        self._everything()
+        return super().all_values()
+
+    def claim_users(self, name: str, namespace: str | None) -> int:
+        self._everything()
+        return super().claim_users(name, namespace)
+
+    def targets(self) -> Iterator[K8sObject]:
+        self._everything()
+        return super().targets()
+
+    def everything(self) -> Index:
+        """This index with every deferred file added (for code that reads its lists directly)."""
+        self._everything()
+        return self
+
+    # -- adding deferred files ----------------------------------------------------------------
+    def _need(self, kinds: Iterable[str]) -> None:
+        todo = [k for k in kinds if k not in self._done]
+        if not todo:
+            return
+        for kind in todo:
+            self._done.add(kind)
+            holders = [p for p in self._pending if kind in p.info.kinds]
+            if not holders:
+                continue
+            records = self._pack.records(kind)
+            if records is None:  # a damaged section: each file's own summary instead
+                for p in holders:
+                    summary = self._fallback(p.i)
+                    names, sources = _claim_names(summary), {d.doc: d.source for d in summary.docs}
+                    for position, o in enumerate(summary.objects):
+                        if (o.kind or "") == kind:
+                            self._place(p, position, o.doc, sources.get(o.doc), o.base_path,
+                                        [o.api_version, o.kind, o.name, o.namespace], names.get(position, ()), o.data)
+                continue
+            by_key: dict[str, list[ObjectRecord]] = defaultdict(list)
+            for r in records:
+                by_key[r.key].append(r)
+            for p in holders:
+                for r in by_key.get(p.key, ()):
+                    self._place(p, r.position, r.doc, r.source, r.base_path,
+                                [r.api_version, r.kind, r.name, r.namespace], r.claim_names, r.data)
+        self._in_order(todo)
+
+    def _place(self, p: _Pending, position: int, doc: int, source: str | None, base_path: JsonPath,
+               ident: list[Any], claim_names: tuple[str, ...], data: Any) -> None:
+        obj = RemoteObject(self._file(p), self._doc(p, doc, source), base_path, ident, data, p.loader, p.target)
+        obj.claim_names = claim_names  # from the summary: no load to count a claim's users
+        self._rank[id(obj)] = (p.i, position)
+        super().add(obj)
+
+    def _file(self, p: _Pending) -> SourceFile:
+        """The file's stand-in (made once), as `add_summary` makes it; it lists the documents of the
+        units added so far, in document order."""
+        if p.file is None:
+            p.file = SourceFile(path=p.display, raw=b"")
+            self.files.append(p.file)
+        return p.file
+
+    def _doc(self, p: _Pending, doc: int, source: str | None) -> Document:
+        """A document of the file, shared by its units, as `add_summary` makes it."""
+        d = p.docs.get(doc)
+        if d is None:
+            d = p.docs[doc] = Document(doc, None, 0, 0, source)
+            documents = self._file(p).documents
+            documents.append(d)
+            if len(documents) > 1 and documents[-2].index > doc:
+                documents.sort(key=_doc_index)
+        return d
+
+    def _in_order(self, kinds: Iterable[str]) -> None:
+        rank = self._rank_of
+        for kind in kinds:
+            objs = self._by_kind.get(kind)
+            if not objs:
+                continue
+            objs.sort(key=rank)
+            for name in {o.name for o in objs if o.name}:
+                self._by_kind_name[(kind, name)].sort(key=rank)
+        self.objects.sort(key=rank)
+
+    def _rank_of(self, unit: K8sObject | ValuesDoc) -> tuple[int, int]:
+        return self._rank[id(unit)]
+
+    def _everything(self) -> None:
+        self._need({k for p in self._pending for k in p.info.kinds})
+        if self._values_done:
+            return
+        self._values_done = True
+        holders = [p for p in self._pending if p.info.has_values]
+        records = self._pack.values() if holders else []
+        if records is None:
+            for p in holders:
+                summary = self._fallback(p.i)
+                sources = {d.doc: d.source for d in summary.docs}
+                for position, v in enumerate(summary.values):
+                    self._place_values(p, position, v.doc, sources.get(v.doc), v.data, v.carried)
+        else:
+            by_key: dict[str, list[ValuesRecord]] = defaultdict(list)
+            for r in records:
+                by_key[r.key].append(r)
+            for p in holders:
+                for r in by_key.get(p.key, ()):
+                    self._place_values(p, r.position, r.doc, r.source, r.data, r.carried)
+        self.values.sort(key=self._rank_of)
+        self._values_by_file = defaultdict(list)
+        for vd in self.values:
+            self._values_by_file[id(vd.file)].append(vd)
+
+    def _place_values(self, p: _Pending, position: int, doc: int, source: str | None, data: Any,
+                      carried: bool) -> None:
+        vd = RemoteValues(self._file(p), self._doc(p, doc, source), data, carried, p.loader, p.target)
+        self._rank[id(vd)] = (p.i, 1 << 40 | position)  # a file's values after its objects, as `add_summary` adds them
+        super().add_values(vd)
+
+
+def _doc_index(d: Document) -> int:
+    return d.index
+
+
+def _claim_names(summary: FileSummary) -> dict[int, tuple[str, ...]]:
+    names: dict[int, list[str]] = defaultdict(list)
+    for position, name in summary.claim_refs:
+        names[position].append(name)
+    return {p: tuple(n) for p, n in names.items()}
