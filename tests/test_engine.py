@@ -196,11 +196,12 @@ def test_pyproject_config(tmp_path: Path) -> None:
 
 def test_discovery_skips_vcs_venvs_and_excludes(tmp_path: Path) -> None:
     for rel in ["a.yaml", "b.yml", "c.json", "d.txt", ".git/x.yaml", "node_modules/y.yaml", "venv/z.yaml",
-                "skip/w.yaml"]:
+                "skip/w.yaml", "tools/py311/lib/v.yaml"]:
         p = tmp_path / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(GPU_POD.format(comment="") if p.suffix != ".json" else "{}")
     (tmp_path / "venv" / "pyvenv.cfg").write_text("")
+    (tmp_path / "tools" / "py311" / "pyvenv.cfg").write_text("")  # a virtualenv under any name
     cfg = build_config({"exclude": ["skip"]}, None, tmp_path)
     r = lint_paths([str(tmp_path)], cfg)
     assert sorted(Path(f.path).name for f in r.files) == ["a.yaml", "b.yml", "c.json"]

@@ -159,7 +159,8 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
     walked: set[tuple[int, int]] = set()
     # (display prefix, path to open, resolved path) of directories still to list, in reverse order
     prefix = "" if top_display == "." else top_display if top_display.endswith("/") else top_display + "/"
-    stack: list[tuple[str, str, str]] = [(prefix, str(top), top_real)]
+    top_path = str(top)
+    stack: list[tuple[str, str, str]] = [(prefix, top_path, top_real)]
     while stack:
         prefix, dir_path, dir_real = stack.pop()
         try:
@@ -171,8 +172,11 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
             continue
         walked.add((st.st_dev, st.st_ino))
         layers = layers_of.pop(dir_real, outer)
+        names = {e.name for e in entries}
+        if dir_path != top_path and "pyvenv.cfg" in names:  # a virtualenv below the top: not ours to lint
+            continue
         if respect_gitignore:
-            layers = layers.enter(dir_real)
+            layers = layers.enter(dir_real, ".gitignore" in names)
         subdirs: list[tuple[str, str, str]] = []
         for e in entries:
             name = e.name
@@ -182,7 +186,7 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
             except OSError:
                 is_link, is_dir = True, False
             if is_dir:
-                if name in DEFAULT_EXCLUDES or os.path.exists(os.path.join(e.path, "pyvenv.cfg")):
+                if name in DEFAULT_EXCLUDES:
                     continue
                 if is_link and roots.leads_out(e.path):
                     if not _excluded(prefix + name, excludes):

@@ -108,9 +108,10 @@ class GitignoreLayers:
             layers = layers.enter(d)
         return layers
 
-    def enter(self, real_dir: str) -> GitignoreLayers:
-        """The layers that apply inside ``real_dir``."""
-        own = read_gitignore(real_dir)
+    def enter(self, real_dir: str, listed: bool = True) -> GitignoreLayers:
+        """The layers that apply inside ``real_dir``; ``listed``: False when the directory's listing
+        has no ``.gitignore`` (a walk knows it, and saves a system call per directory)."""
+        own = read_gitignore(real_dir) if listed else ()
         return GitignoreLayers((*self.layers, (real_dir.rstrip("/") + "/", own))) if own else self
 
     def ignored(self, real: str, is_dir: bool = False) -> bool:
