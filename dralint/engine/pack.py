@@ -167,18 +167,32 @@ class Pack:
         return Blob(self._body, at + start, at + end)
 
     def _object_records(self, kind: str, raw: list[Any]) -> list[ObjectRecord]:
+        # every check inline: this loop runs for every object of a kind a rule asks about
         out = []
+        file, body, at = self.file, self._body, self._data_at
+        room = len(body) - at
         for key, position, doc, source, base, api, name, ns, claims, data, carried in raw:
-            f = self.file(key)
+            f = file(key)
             if f is None or position.__class__ is not int or not 0 <= position < f.objects or kind not in f.kinds:
                 raise ValueError("object record out of its file")
-            if not (doc.__class__ is int and _optional_strings(source, api, name, ns) and _strings(claims)
-                    and carried.__class__ is bool):
+            if (doc.__class__ is not int or carried.__class__ is not bool or claims.__class__ is not list
+                    or (source is not None and source.__class__ is not str)
+                    or (api is not None and api.__class__ is not str)
+                    or (name is not None and name.__class__ is not str)
+                    or (ns is not None and ns.__class__ is not str)):
                 raise ValueError("bad object record")
-            if any(x.__class__ is not str and x.__class__ is not int for x in base):
+            if claims and not set(map(type, claims)) <= _STR:
+                raise ValueError("bad claim names")
+            if base and not set(map(type, base)) <= _PATH:
                 raise ValueError("bad base path")
+            blob = None
+            if data is not None:
+                start, end = data
+                if not (start.__class__ is int and end.__class__ is int and 0 <= start <= end <= room):
+                    raise ValueError("data range out of the pack")
+                blob = Blob(body, at + start, at + end)
             out.append(ObjectRecord(key, position, doc, source, tuple(base), api, kind, name, ns, tuple(claims),
-                                    self._blob(data), carried))
+                                    blob, carried))
         return out
 
     def _values_records(self, raw: list[Any]) -> list[ValuesRecord]:
@@ -226,6 +240,7 @@ class Pack:
 
 
 _STR = {str}
+_PATH = {str, int}
 
 
 def _strings(*lists: Any) -> bool:
@@ -402,10 +417,19 @@ class LazyIndex(Index):
             by_key: dict[str, list[ObjectRecord]] = defaultdict(list)
             for r in records:
                 by_key[r.key].append(r)
+            # `_place` spelled out: this loop makes every object of the kind
+            rank, add, doc_of = self._rank, super().add, self._doc
             for p in holders:
-                for r in by_key.get(p.key, ()):
-                    self._place(p, r.position, r.doc, r.source, r.base_path,
-                                [r.api_version, r.kind, r.name, r.namespace], r.claim_names, r.data)
+                recs = by_key.get(p.key)
+                if not recs:
+                    continue
+                sf, loader, target = self._file(p), p.loader, p.target
+                for r in recs:
+                    obj = RemoteObject(sf, doc_of(p, r.doc, r.source), r.base_path,
+                                       [r.api_version, kind, r.name, r.namespace], r.data, loader, target)
+                    obj.claim_names = r.claim_names
+                    rank[id(obj)] = (p.i, r.position)
+                    add(obj)
         self._in_order(todo)
 
     def _place(self, p: _Pending, position: int, doc: int, source: str | None, base_path: JsonPath,
@@ -441,8 +465,11 @@ class LazyIndex(Index):
             if not objs:
                 continue
             objs.sort(key=rank)
+            by_name = self._by_kind_name
             for name in {o.name for o in objs if o.name}:
-                self._by_kind_name[(kind, name)].sort(key=rank)
+                same = by_name[(kind, name)]
+                if len(same) > 1:
+                    same.sort(key=rank)
         self.objects.sort(key=rank)
 
     def _rank_of(self, unit: K8sObject | ValuesDoc) -> tuple[int, int]:
