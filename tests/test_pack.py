@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from dralint.engine import pack as pack_mod
-from dralint.engine.config import build_config
+from dralint.engine.config import build_config, usable_cores
 from dralint.engine.lazy import add_summary
 from dralint.engine.pack import VALUES, LazyIndex, Pack, pack_bytes
 from dralint.engine.pipeline import lint_paths
@@ -242,13 +242,13 @@ def age(root: Path) -> None:
         os.utime(p, (old, old))
 
 
-def check(repo: Path, cache: Path | None) -> Result:
+def check(repo: Path, cache: Path | None, jobs: int = 1) -> Result:
     config = build_config({}, None, repo)
     if cache is None:
         config.use_cache = False
     else:
         config.cache_dir = str(cache)
-    return lint_paths([str(repo / "apps" / "bundle.yaml")], config, context=[str(repo)], jobs=1)
+    return lint_paths([str(repo / "apps" / "bundle.yaml")], config, context=[str(repo)], jobs=jobs)
 
 
 def packs(cache: Path) -> list[Path]:
@@ -313,3 +313,14 @@ def test_a_symlinked_pack_is_neither_read_nor_written_through(repo: Path, user_c
     check(repo, cache)  # a context file the pack lacks: a new pack replaces the link, never its target
     assert outside.read_bytes() == before
     assert not path.is_symlink() and Pack.from_bytes(path.read_bytes()) is not None
+
+
+def test_a_run_with_workers_writes_the_pack_too(repo: Path, user_cache: Path) -> None:
+    cache = user_cache / "c"
+    first = check(repo, cache, jobs=2)
+    assert first.stats["jobs"] == min(2, usable_cores())  # the workers' path, where there are two cores
+    assert first.stats.get("pack_written") == pack_mod.PACK_MIN_FILES + 9
+    (repo / "apps" / "bundle.yaml").write_text(BUNDLE + "# edited\n")
+    warm = check(repo, cache)
+    assert warm.stats["packed"] == pack_mod.PACK_MIN_FILES + 9 and "summaries_read" not in warm.stats
+    assert canonical(warm) == canonical(check(repo, None))

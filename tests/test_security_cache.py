@@ -9,6 +9,7 @@ cache still works (a hit on the second run) when nothing hostile is there.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -16,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -69,7 +71,21 @@ def make_home(top: Path) -> Path:
     (h / ".config" / "tool").mkdir(parents=True)
     (h / ".config" / "tool" / "token").write_text("fake-token-canary\n")
     (h / ".bashrc").write_text("# canary bashrc\nexport PATH=$HOME/bin:$PATH\n")
+    # the decoded copy of dralint's data files, which every run keeps in the user's own cache
+    # directory (`dralint.knowledge.catalog.decoded_data`): there already, as after a first run, so
+    # that what a test sees added or removed can only come from the linted tree's cache
+    shutil.copytree(_data_copy(), h / ".cache" / "dralint" / "data")
     return h
+
+
+@functools.cache
+def _data_copy() -> Path:
+    top = Path(tempfile.mkdtemp(prefix="dralint-data-copy-"))
+    subprocess.run([sys.executable, "-m", "dralint", "rules"], env={**os.environ, "HOME": str(top),
+                   "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": ""}, capture_output=True, check=True, timeout=120)
+    made = top / ".cache" / "dralint" / "data"
+    assert len(list(made.glob("*.json"))) == 1
+    return made
 
 
 def make_repo(top: Path) -> Path:

@@ -16,6 +16,7 @@ from dralint.engine import rendered
 from dralint.engine.cache import cache_location
 from dralint.engine.config import Config, ConfigError, check_input_links, load_config
 from dralint.engine.runner import Result
+from dralint.knowledge.catalog import use_copy
 from dralint.knowledge.drivers import validate_profile as validate_drivers
 from dralint.knowledge.profile import DriverProfile, ProfileError, parse_bool_map, target_minor
 from dralint.report.escaping import echo_err
@@ -85,6 +86,7 @@ def common_lint_options(fn: Any) -> Any:
 
 def build_run_config(kw: dict[str, Any], paths: Sequence[str] = ()) -> Config:
     """Config file (the nearest to ``paths``, see `load_config`) + CLI flags (flags win)."""
+    use_copy(not kw.get("no_cache"))  # before any data file is read: --no-cache uses no cache, not even this
     if kw.get("isolated"):
         from dralint.engine.config import build_config, discovery_start, project_root
 

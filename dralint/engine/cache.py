@@ -41,6 +41,7 @@ from functools import cache
 from pathlib import Path
 
 from dralint import __version__
+from dralint.knowledge.catalog import user_cache_dir
 
 #: bump when the summary layout changes (3: entries are named by what they hold, `SUFFIX`)
 FORMAT = 3
@@ -81,15 +82,6 @@ def code_fingerprint() -> str:
                     continue
                 h.update(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     return h.hexdigest()
-
-
-def user_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/dralint``, else ``~/.cache/dralint`` (a relative XDG_CACHE_HOME is ignored,
-    as the XDG base directory specification says)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "dralint"
 
 
 def cache_location(directory: Path, project: Path) -> tuple[Path, str | None]:

@@ -23,7 +23,7 @@ from typing import Any
 from dralint.engine.config import Config
 from dralint.inputs.files import listing
 from dralint.inputs.load import LoadProblem, SourceFile
-from dralint.inputs.render import HelmOptions
+from dralint.inputs.render_spec import HelmOptions
 from dralint.knowledge.lifecycle import for_profile
 from dralint.model import Span
 

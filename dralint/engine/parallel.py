@@ -195,6 +195,7 @@ def lint_parallel(run: _Run, stored: dict[int, bytes], workers: int) -> Result |
                 p.join()
     outcomes = {r.index: Outcome(r.findings, r.suppressed, r.suppressions, bool(r.errors)) for r in results}
     run.store(outcomes, reads, rows)
+    run.update_pack({i: v for i, v in known.items() if v is not None})
     if run.cache is not None:
         stats["cache_writes"] = stats.get("cache_writes", 0)
     errors = [e for r in sorted(results, key=lambda r: r.index) for e in r.errors]

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dralint.engine import progress
-from dralint.engine.cache import SummaryCache, default_cache_dir, user_cache_dir
+from dralint.engine.cache import SummaryCache, default_cache_dir
 from dralint.engine.config import Config, owns_default_cache, usable_cores
 from dralint.engine.lazy import FileLoader, Input, add_summary
 from dralint.engine.memory import quiet_gc, trees_built
@@ -41,6 +41,7 @@ from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.files import FileRef, discover, read_file
 from dralint.inputs.index import Index
 from dralint.inputs.load import Limits, SourceFile
+from dralint.knowledge.catalog import user_cache_dir
 from dralint.model import Finding
 
 
@@ -350,8 +351,9 @@ class _Run:
                 add_summary(index, inp.display, own[i] if i in own else self.summary(i), inp.target, loaders[i])
         return index
 
-    def update_pack(self) -> None:
-        """Store a new context pack when some context file of this run is not in the stored one.
+    def update_pack(self, known: dict[int, FileSummary] | None = None) -> None:
+        """Store a new context pack when some context file of this run is not in the stored one
+        (``known``: summaries the caller holds, such as those the workers sent).
 
         The pack then holds exactly this run's context files (files gone since, or now targets,
         drop out); the next run with the same context reads it instead of each file's entry."""
@@ -366,8 +368,8 @@ class _Run:
         for i, key in context:
             if key in summaries:
                 continue
-            known = self.summaries.get(i) or (from_old.get(key) if from_old is not None else None)
-            summaries[key] = known if known is not None else self.summary(i)
+            have = (known or {}).get(i) or self.summaries.get(i) or (from_old or {}).get(key)
+            summaries[key] = have if have is not None else self.summary(i)
         self.cache.put_pack(pack_bytes(summaries))
         self.stats["pack_written"] = len(summaries)
 

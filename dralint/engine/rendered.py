@@ -11,27 +11,23 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dralint.engine import charts as chart_inputs
-from dralint.engine import fix_hints, kustomize_sites
 from dralint.engine.config import Config
 from dralint.engine.lazy import Input
 from dralint.engine.pipeline import discover_files, lint_inputs, lint_paths, ref_key, walk_skips
 from dralint.engine.runner import Result
 from dralint.inputs.files import one_walk
-from dralint.inputs.helm_positions import Origin, column_of, values_path
-from dralint.inputs.kustomize_patches import PatchIndex
 from dralint.inputs.load import SourceFile, load_bytes
 from dralint.inputs.locate import locate
-from dralint.inputs.render import (
-    Rendered,
-    RenderError,
-    RenderFailed,
-    kustomization_file,
-    render_helm,
-    render_kustomize,
-)
+from dralint.inputs.render_spec import RenderError, RenderFailed, kustomization_file
 from dralint.model import Finding, Span
+
+if TYPE_CHECKING:  # the renderer and its position tools are imported when something is rendered
+    from dralint.inputs.helm_positions import Origin
+    from dralint.inputs.kustomize_patches import PatchIndex
+    from dralint.inputs.render import Rendered
 
 # --------------------------------------------------------------------------------------------------
 # moving positions from rendered output to the source file
@@ -106,6 +102,8 @@ def _template_lines(path: Path, cache: dict[Path, list[str]]) -> list[str]:
 def _remap_marked(f: Finding, rendered: SourceFile, origins: list[tuple[Path, Origin, bool] | None],
                   cache: dict[Path, list[str]]) -> bool:
     """Move a finding through the markers of an instrumented render; False when its line has none."""
+    from dralint.inputs.helm_positions import column_of, values_path
+
     index = f.span.line - 1
     entry = origins[index] if 0 <= index < len(origins) else None
     if entry is None:
@@ -141,6 +139,8 @@ def _display_path(p: Path) -> str:
 
 
 def remap(result: Result, rendered: Rendered) -> None:
+    from dralint.engine import kustomize_sites
+
     by_path = {sf.path: sf for sf in rendered.files}
     lines: dict[str, list[str]] = {}
     sources: dict[str, SourceFile] = {}
@@ -216,6 +216,9 @@ def _lint(paths: Sequence[str], config: Config, context: Sequence[str], stdin: t
     kustomize_dirs = [p for p in paths if kustomization_file(p) is not None and not chart_inputs.in_chart(p, found)]
     if not found and not kustomize_dirs:
         return lint_paths(paths, config, context=context, stdin=stdin, follow_symlinks=follow_symlinks)
+    from dralint.engine import fix_hints
+    from dralint.inputs.render import Rendered, render_helm, render_kustomize
+
     # a path inside a chart is the chart's (rendered below), never a manifest of its own
     plain = [p for p in paths if p not in kustomize_dirs and not chart_inputs.in_chart(p, found)]
     rendered = Rendered()

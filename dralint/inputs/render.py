@@ -51,12 +51,21 @@ from dralint.inputs.files import SKIPPED_LINK, input_roots
 from dralint.inputs.helm_positions import Instrumented, Origin, instrument, pin_capabilities, strip
 from dralint.inputs.kustomize_patches import KustomizeObject, applied_from_annotation
 from dralint.inputs.load import LoadProblem, SourceFile, load_bytes, yaml_error_text
+from dralint.inputs.render_spec import (
+    KUSTOMIZATION_NAMES,
+    RELEASE_NAME,
+    HelmOptions,
+    RenderError,
+    RenderFailed,
+    kustomization_file,
+)
 from dralint.inputs.roots import printable
-from dralint.model import ConfigError, Span
+from dralint.model import Span
 
-KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+__all__ = ["KUSTOMIZATION_NAMES", "RELEASE_NAME", "HelmOptions", "RenderError", "RenderFailed", "Rendered",
+           "kustomization_file", "render_helm", "render_kustomize"]
+
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
-RELEASE_NAME = "dralint"
 #: what is kept of a renderer's message: enough for any `fail` text, not a whole file or crash dump
 MESSAGE_CHARS = 2048
 #: a copied chart or kustomize tree: far above any real one, low enough to copy in a moment
@@ -66,16 +75,6 @@ COPY_MAX_BYTES = 256 << 20
 _KUSTOMIZE_DIR_FIELDS = ("resources", "bases", "components", "generators", "transformers", "validators")
 _CHILD = Path(__file__).with_name("_render_child.py")
 _VCS_DIRS = frozenset({".git", ".hg", ".svn"})
-
-
-class RenderError(ConfigError):
-    """A chart or kustomization could not be rendered (exit code 2)."""
-
-
-class RenderFailed(RenderError):
-    """The renderer ran and failed on the input itself (a template error, `fail`, a timeout): for a
-    chart, one finding at its Chart.yaml. Every other RenderError (no renderer, not a chart, a bad
-    setting, a refused input) stops the run with exit code 2."""
 
 
 @dataclass
@@ -417,24 +416,6 @@ def _template_file(chart: Path, source: str) -> Path:
     return chart / rel
 
 
-@dataclass
-class HelmOptions:
-    """How one chart is rendered: what `helm template` takes on its command line."""
-
-    values_files: Sequence[str] = ()
-    sets: Sequence[str] = ()
-    set_strings: Sequence[str] = ()
-    release_name: str = RELEASE_NAME
-    namespace: str | None = None
-    #: the target minor ("1.33"): `.Capabilities.KubeVersion` is v<minor>.0
-    kube_version: str | None = None
-    #: added to Helm's built-in list (offline Helm always has its own): `.Capabilities.APIVersions`
-    api_versions: Sequence[str] = ()
-    #: resource.k8s.io/<v>[/<Kind>] the target serves: `.Capabilities.APIVersions.Has` on that group
-    #: answers from it (`helm_positions.pin_capabilities`); None leaves Helm's built-in answer
-    resource_versions: Sequence[str] | None = None
-
-
 def _helm_docs_binary(binary: str, chart: Path, opts: HelmOptions, what: str) -> list[tuple[str, str]]:
     # run from the copy's directory; `./name` keeps helm from taking the name for a repository chart
     cmd = [binary, "template", opts.release_name, f"./{chart.name}"]
@@ -600,16 +581,6 @@ def render_helm(chart_dir: str, values_files: Sequence[str] = (), sets: Sequence
 
 # --------------------------------------------------------------------------------------------------
 # kustomize
-
-
-def kustomization_file(path: str | Path) -> Path | None:
-    p = Path(path)
-    if not p.is_dir():
-        return None
-    for n in KUSTOMIZATION_NAMES:
-        if (p / n).is_file():
-            return p / n
-    return None
 
 
 def check_offline(path: Path, *, chart: bool = False) -> None:

@@ -7,6 +7,11 @@ the working directory.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
+import stat
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -14,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from dralint import __version__
 from dralint.model import Applicability, Severity
 
 #: the ``dralint`` package directory (this module lives in ``dralint/knowledge/``)
@@ -39,11 +45,124 @@ def schemas_dir() -> Path:
 _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/dralint``, else ``~/.cache/dralint`` (a relative XDG_CACHE_HOME is ignored,
+    as the XDG base directory specification says)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "dralint"
+
+
 @cache
 def load_data(name: str) -> Any:
     """A YAML data file under ``schemas/`` (loaded once per process)."""
-    with open(schemas_dir() / name, encoding="utf-8") as fh:
-        return yaml.load(fh, Loader=_FAST_LOADER)
+    return _load_yaml(f"schemas/{name}", schemas_dir() / name)
+
+
+def _load_yaml(name: str, path: Path) -> Any:
+    """A data file's value: from the decoded copy of them all (`decoded_data`), else from its YAML."""
+    known = decoded_data().get(name, _MISSING)
+    if known is not _MISSING:
+        return known
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_FAST_LOADER)
+
+
+_MISSING = object()
+
+
+def _data_files() -> list[tuple[str, Path]]:
+    """Every YAML data file a run may read, by its name under the data root: ``rules/*/rule.yaml``
+    and ``schemas/**.yaml``, in a fixed order."""
+    out: list[tuple[str, Path]] = []
+    root = data_root()
+    for top, pattern in (("rules", "*/rule.yaml"), ("schemas", "**/*.yaml")):
+        base = root / top
+        if base.is_dir():
+            out += [(p.relative_to(root).as_posix(), p) for p in sorted(base.glob(pattern))]
+    return out
+
+
+#: whether `decoded_data` may read and write its copy (the CLI's ``--no-cache`` turns it off)
+_COPY = {"enabled": True}
+
+
+def use_copy(enabled: bool) -> None:
+    """Whether this process reads the data files' copy (and writes it when missing); False decodes
+    them from their YAML (``--no-cache``: a run that writes no cache anywhere, as the GitHub Action's)."""
+    if _COPY["enabled"] != enabled:
+        _COPY["enabled"] = enabled
+        decoded_data.cache_clear()
+
+
+@cache
+def decoded_data() -> dict[str, Any]:
+    """Every data file decoded, from a JSON copy in the user cache directory, made on first use.
+
+    The C YAML loader still builds each value in Python: the ~60 files took about 25 ms of every
+    run, their JSON copy about 1 ms. The copy is named by dralint's version and the size and mtime
+    of every file, so an edited or added file makes a new copy; only values JSON gives back exactly
+    are kept (anything else is read from its YAML). The user cache directory is the user's own, never
+    the linted tree's; a copy that is missing, unreadable or damaged is made again, and one that
+    cannot be written only costs the time.
+    """
+    if not _COPY["enabled"]:
+        return {}
+    files = _data_files()
+    h = hashlib.blake2b(__version__.encode(), digest_size=12)
+    for name, path in files:
+        try:
+            st = path.stat()
+        except OSError:
+            return {}
+        h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    directory = user_cache_dir() / "data"
+    target = directory / f"{h.hexdigest()}.json"
+    got = _read_copy(target)
+    if got is not None:
+        return got
+    out: dict[str, Any] = {}
+    for name, path in files:
+        try:
+            value = yaml.load(path.read_text(encoding="utf-8"), Loader=_FAST_LOADER)
+            if json.loads(json.dumps(value)) == value:
+                out[name] = value
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, TypeError, ValueError, RecursionError):
+            continue
+    _write_copy(directory, target, out)
+    return out
+
+
+def _read_copy(path: Path) -> dict[str, Any] | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            value = json.loads(fh.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _write_copy(directory: Path, target: Path, value: dict[str, Any]) -> None:
+    """Write the copy atomically (a temporary file renamed into place) and drop older copies."""
+    tmp = directory / f".tmp-{os.getpid()}-{target.name}"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(value, fh, separators=(",", ":"))
+        os.replace(tmp, target)
+        for old in directory.glob("*.json"):  # copies of other versions or data: ours, never needed again
+            if old != target and len(old.stem) == 24:
+                old.unlink()
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 @dataclass(frozen=True)
@@ -81,8 +200,8 @@ class RuleMeta:
 
 
 def _meta(folder: Path) -> RuleMeta:
-    # the C loader: every run reads all rule.yaml files, and the pure-Python one took ~70 ms for them
-    raw = yaml.load((folder / "rule.yaml").read_text(encoding="utf-8"), Loader=_FAST_LOADER)
+    # every run reads all rule.yaml files: from the decoded copy, else with the C loader
+    raw = _load_yaml(f"rules/{folder.name}/rule.yaml", folder / "rule.yaml")
     fix = raw.get("fix") or {}
     applic = fix.get("applicability")
     return RuleMeta(

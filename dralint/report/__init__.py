@@ -1,11 +1,12 @@
 """Output formats. Each formatter turns a lint `Result` into text; the CLI picks one by name.
 
-Formatters register themselves in `FORMATTERS`; a new format is one module plus one entry here.
+A format is one module plus one entry in `_FORMATS`; a run imports only the format it writes.
 The migration-readiness report (`readiness`) and the rule documentation (`docs`) are rendered here too.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,12 +32,10 @@ class ReportOptions:
 Formatter = Callable[[Result, ReportOptions], str]
 
 
-def _formatters() -> dict[str, Formatter]:
-    from dralint.report import full, github, json_report, junit, markdown, sarif, text
-
-    plain = {"text": text.render, "json": json_report.render, "concise": text.render_concise, "full": full.render,
-             "github": github.render, "sarif": sarif.render, "markdown": markdown.render, "junit": junit.render}
-    return {name: _quietly(f) for name, f in plain.items()}
+#: format name -> (module under dralint.report, its render function): a run imports only its own format
+_FORMATS = {"text": ("text", "render"), "json": ("json_report", "render"), "concise": ("text", "render_concise"),
+            "full": ("full", "render"), "github": ("github", "render"), "sarif": ("sarif", "render"),
+            "markdown": ("markdown", "render"), "junit": ("junit", "render")}
 
 
 def _quietly(formatter: Formatter) -> Formatter:
@@ -54,12 +53,12 @@ FORMATTERS: dict[str, Formatter] = {}
 
 
 def get_formatter(name: str) -> Formatter:
-    if not FORMATTERS:
-        FORMATTERS.update(_formatters())
+    """The formatter called ``name`` (`KeyError` for an unknown one), its module imported on first use."""
+    if name not in FORMATTERS:
+        module, attr = _FORMATS[name]
+        FORMATTERS[name] = _quietly(getattr(importlib.import_module(f"dralint.report.{module}"), attr))
     return FORMATTERS[name]
 
 
 def format_names() -> list[str]:
-    if not FORMATTERS:
-        FORMATTERS.update(_formatters())
-    return sorted(FORMATTERS)
+    return sorted(_FORMATS)
