@@ -139,6 +139,9 @@ def open_cache(config: Config, limits: Limits) -> SummaryCache | None:
     return SummaryCache(directory, f"{limits}", config.root)
 
 
+#: the share of context files the stored pack may lack before a run writes a new one
+PACK_STALE_FRACTION = 0.05
+
 #: below this much input, worker processes cost more than they save
 PARALLEL_MIN_BYTES = 2_000_000
 PARALLEL_MIN_FILES = 16
@@ -352,17 +355,22 @@ class _Run:
         return index
 
     def update_pack(self, known: dict[int, FileSummary] | None = None) -> None:
-        """Store a new context pack when some context file of this run is not in the stored one
-        (``known``: summaries the caller holds, such as those the workers sent).
+        """Store a new context pack when there is none, or when more than `PACK_STALE_FRACTION` of
+        this run's context files are not in it (``known``: summaries the caller holds, such as those
+        the workers sent).
 
         The pack then holds exactly this run's context files (files gone since, or now targets,
-        drop out); the next run with the same context reads it instead of each file's entry."""
+        drop out); the next run with the same context reads it instead of each file's entry. A file
+        changed since the pack was written is read from its own entry: after each commit, the
+        pre-commit hook's context holds the files the last commit changed, and rewriting the whole
+        pack for those few cost more than it saved."""
         context = [(i, inp.key) for i, inp in enumerate(self.inputs) if not inp.target and inp.key is not None]
         if self.cache is None or not self.cache.enabled or len(context) < PACK_MIN_FILES:
             return
         old = self.pack
-        if old is not None and all(k in old.files for _, k in context):
-            return
+        missing = sum(1 for _, k in context if old is None or k not in old.files)
+        if old is not None and missing <= len(context) * PACK_STALE_FRACTION:
+            return  # the few files changed since come from their own entries; a rewrite would cost more
         from_old = old.summaries() if old is not None else None
         summaries: dict[str, FileSummary] = {}
         for i, key in context:
