@@ -25,6 +25,7 @@ from dralint.inputs.files import discover
 from dralint.inputs.index import Index, K8sObject, ValuesDoc
 from dralint.inputs.load import load_bytes
 from tests.test_parallel import canonical, load_generator
+from tests.test_results_cache import CLASS, TEMPLATE, pod
 
 
 @pytest.fixture(autouse=True)
@@ -187,37 +188,8 @@ def test_records_that_do_not_check_are_no_section(corpus: Path) -> None:
 
 # -- whole runs: one changed file against a repository whose context comes from the pack ---------
 
-BUNDLE = """apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: one-gpu, namespace: ml}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: gpu
-        exactly: {deviceClassName: big.example.com}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: trainer, namespace: ml}
-spec:
-  resourceClaims:
-  - name: gpu
-    resourceClaimTemplateName: one-gpu
-  containers:
-  - name: main
-    image: busybox
-    resources:
-      claims: [{name: gpu, request: gpu}]
-"""
-
-CLASS = """apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: big.example.com}
-spec:
-  selectors:
-  - cel: {expression: 'device.driver == "gpu.example.com"'}
-"""
+#: a bundle as teams write them: a claim template and the pod that uses it, whose class lives elsewhere
+BUNDLE = TEMPLATE + "---\n" + pod("trainer")
 
 
 @pytest.fixture

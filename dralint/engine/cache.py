@@ -41,7 +41,7 @@ from functools import cache
 from pathlib import Path
 
 from dralint import __version__
-from dralint.knowledge.catalog import user_cache_dir
+from dralint.knowledge.catalog import read_regular, user_cache_dir
 
 #: bump when the summary layout changes (3: entries are named by what they hold, `SUFFIX`)
 FORMAT = 3
@@ -57,8 +57,6 @@ _MARKER_TEXT = b"made by dralint; another dralint build may delete this director
 
 #: without O_NOFOLLOW a symlinked entry cannot be refused safely, so there is no cache at all
 _NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
-#: a FIFO planted as an entry must not block the open; fstat then rejects it
-_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
 
 
 @cache
@@ -111,21 +109,6 @@ def _is_regular(path: str) -> bool:
         return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         return False
-
-
-def _read(path: str) -> bytes | None:
-    """The bytes of a regular file that is not a symlink; None for anything else."""
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                return None
-            return fh.read()
-    except OSError:
-        return None
 
 
 def _create(path: str, data: bytes) -> None:
@@ -225,7 +208,7 @@ class SummaryCache:
         if not self.enabled:
             return None
         path = self._path(key, kind)
-        data = _read(path) if self._dirs_ok([*self._chain, os.path.dirname(path)]) else None
+        data = read_regular(path) if self._dirs_ok([*self._chain, os.path.dirname(path)]) else None
         if data is None:
             self.misses += 1
             return None
@@ -239,7 +222,7 @@ class SummaryCache:
     def load_paths(self) -> None:
         """Read the remembered (size, mtime, inode) -> key of each path (a miss when unreadable)."""
         self._paths = {}
-        raw = _read(self._paths_file()) if self._dirs_ok(self._chain) else None
+        raw = read_regular(self._paths_file()) if self._dirs_ok(self._chain) else None
         if raw is None:
             return
         try:
@@ -283,7 +266,7 @@ class SummaryCache:
         """The stored pack's bytes (the caller validates them), or None."""
         if not self._dirs_ok(self._chain):
             return None
-        return _read(self._pack_file())
+        return read_regular(self._pack_file())
 
     def put_pack(self, data: bytes) -> None:
         """Replace the pack (atomically, as every entry): only in a directory `prepare` made usable."""

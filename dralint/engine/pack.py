@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 from dralint.engine.lazy import FileLoader, RemoteObject, RemoteValues
 from dralint.engine.results import FileRow, row_of
-from dralint.engine.summary import Blob, FileSummary, SummaryDoc, SummaryObject, SummaryValues
+from dralint.engine.summary import Blob, DataTexts, FileSummary, SummaryDoc, SummaryObject, SummaryValues
 from dralint.inputs.index import Index, K8sObject, ValuesDoc
 from dralint.inputs.load import Document, SourceFile
 from dralint.model import JsonPath
@@ -253,21 +253,8 @@ def _optional_strings(*values: Any) -> bool:
 
 def pack_bytes(summaries: Mapping[str, FileSummary]) -> bytes:
     """The stored form of ``summaries`` (content key -> summary)."""
-    blobs: list[bytes] = []
-    pos = 0
-
-    def ref(data: Any, keep: bool) -> list[int] | None:
-        nonlocal pos
-        if not keep:
-            return None
-        if isinstance(data, Blob):
-            b = data.buf[data.start : data.end]
-        else:
-            b = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        blobs.append(b)
-        pos += len(b)
-        return [pos - len(b), pos]
-
+    data = DataTexts()
+    ref = data.add
     files: dict[str, list[Any]] = {}
     by_kind: dict[str, list[list[Any]]] = defaultdict(list)
     values: list[list[Any]] = []
@@ -293,7 +280,7 @@ def pack_bytes(summaries: Mapping[str, FileSummary]) -> bytes:
         at += len(text)
     head = {"format": PACK_FORMAT, "files": files, "sections": sections, "data": at}
     head_line = json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return b"".join([head_line, b"\n", *texts, *blobs])
+    return b"".join([head_line, b"\n", *texts, *data.parts])
 
 
 # ----------------------------------------------------------------------------------------------

@@ -49,6 +49,26 @@ class Blob:
         return json.loads(self.buf[self.start : self.end])
 
 
+class DataTexts:
+    """The data part of a stored summary (or pack): each carried value as a JSON text, one after another."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def add(self, data: Any, keep: bool) -> list[int] | None:
+        """Append ``data`` (when ``keep``); its ``[start, end]`` byte range in the data part, else None."""
+        if not keep:
+            return None
+        if isinstance(data, Blob):
+            b = data.buf[data.start : data.end]  # stored text is kept as it is, never decoded to be encoded again
+        else:
+            b = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        self.parts.append(b)
+        self.size += len(b)
+        return [self.size - len(b), self.size]
+
+
 class SummaryDoc(NamedTuple):
     """A document that holds objects or values: its index in the file and its Helm ``# Source:``."""
 
@@ -134,21 +154,8 @@ class FileSummary:
         return cls(tuple(docs), tuple(objects), tuple(values), tuple(refs))
 
     def to_bytes(self) -> bytes:
-        blobs: list[bytes] = []
-        pos = 0
-
-        def ref(data: Any, keep: bool) -> list[int] | None:
-            nonlocal pos
-            if not keep:
-                return None
-            if isinstance(data, Blob):
-                b = data.buf[data.start : data.end]
-            else:
-                b = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-            blobs.append(b)
-            pos += len(b)
-            return [pos - len(b), pos]
-
+        texts = DataTexts()
+        ref = texts.add
         head = {
             "format": SUMMARY_FORMAT,
             "docs": [[d.doc, d.source] for d in self.docs],
@@ -157,7 +164,8 @@ class FileSummary:
             "values": [[v.doc, ref(v.data, v.carried), v.carried] for v in self.values],
             "claim_refs": [list(r) for r in self.claim_refs],
         }
-        return b"".join([json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), b"\n", *blobs])
+        return b"".join([json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), b"\n",
+                         *texts.parts])
 
     @classmethod
     def from_bytes(cls, data: bytes) -> FileSummary | None:

@@ -133,7 +133,9 @@ def decoded_data() -> dict[str, Any]:
     return out
 
 
-def _read_copy(path: Path) -> dict[str, Any] | None:
+def read_regular(path: str | Path) -> bytes | None:
+    """The bytes of a regular file that is not a symlink; None for anything else (a FIFO planted
+    there does not block the open: fstat then refuses it). Caches use it for every entry."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -142,8 +144,16 @@ def _read_copy(path: Path) -> dict[str, Any] | None:
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return None
-            value = json.loads(fh.read())
-    except (OSError, ValueError, RecursionError):
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _read_copy(path: Path) -> dict[str, Any] | None:
+    raw = read_regular(path)
+    try:
+        value = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
