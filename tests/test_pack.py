@@ -145,6 +145,32 @@ def test_a_damaged_section_is_read_from_each_files_own_summary(corpus: Path) -> 
     assert holders and set(fallbacks) == holders  # only the damaged kind's files, and each of them
 
 
+def _with_section(raw: bytes, kind: str, edit: Any) -> bytes:
+    """The pack with the records of one section passed through ``edit`` (the section moved to the end)."""
+    nl = raw.index(b"\n")
+    head = json.loads(raw[:nl])
+    body = raw[nl + 1 :]
+    start, end = head["sections"][kind]
+    text = json.dumps(edit(json.loads(body[start:end]))).encode()
+    head["sections"][kind] = [len(body), len(body) + len(text)]
+    return json.dumps(head).encode() + b"\n" + body + text
+
+
+@pytest.mark.parametrize("edit", [
+    lambda recs: recs[1:],  # one file's object is gone from the section
+    lambda recs: [*recs, recs[0]],  # one record twice
+])
+def test_a_section_that_breaks_the_headers_word_is_read_from_each_files_entry(corpus: Path, edit: Any) -> None:
+    files = summaries_of(corpus)
+    damaged = _with_section(pack_bytes({k: s for _, k, s in files}), "DeviceClass", edit)
+    packed = Pack.from_bytes(damaged)
+    assert packed is not None and packed.records("DeviceClass") is not None  # each record checks on its own
+    assert packed.summaries() is None  # but the pack cannot give the files' summaries back
+    eager, lazy, fallbacks = both(files, set(range(len(files))), damaged)
+    same_answers(eager, lazy)
+    assert len(set(fallbacks)) == 1  # only the file whose records do not add up
+
+
 @pytest.mark.parametrize("mangle", [
     lambda head: {**head, "format": 99},
     lambda head: {**head, "files": []},

@@ -11,7 +11,7 @@ about that kind (`LazyIndex`).
 Stored form (`PACK_FORMAT`): one JSON line, the header::
 
     {"format": 1,
-     "files": {content key: [objects, has values, kinds, claim refs, [[doc, Helm source], ...]]},
+     "files": {content key: [objects, values documents, {kind: objects}, claim refs]},
      "sections": {kind, or "@values": [start, end]}}
 
 then the sections, each a JSON list of records, then the carried data as JSON texts. Ranges are
@@ -50,15 +50,18 @@ _ERRORS = (ValueError, TypeError, LookupError, AttributeError, RecursionError)
 
 
 class PackFile(NamedTuple):
-    """What the header says of one file: its digest row without the path."""
+    """What the header says of one file: its digest row without the path, and how many objects of
+    each kind and values documents the sections must hold for it (a section that holds another
+    number is damaged, and the file's own summary entry answers instead)."""
 
     objects: int
-    has_values: bool
+    values: int
+    counts: dict[str, int]
     kinds: frozenset[str]
     claim_refs: tuple[str, ...]
 
     def row(self, display: str, key: str) -> FileRow:
-        return FileRow(display, key, self.kinds, self.has_values, self.objects, self.claim_refs)
+        return FileRow(display, key, self.kinds, self.values > 0, self.objects, self.claim_refs)
 
 
 class ObjectRecord(NamedTuple):
@@ -126,9 +129,11 @@ class Pack:
             return self._files[key]
         got: PackFile | None = None
         try:
-            count, has_values, kinds, refs = self.files[key]
-            if count.__class__ is int and has_values.__class__ is bool and _strings(kinds, refs):
-                got = PackFile(count, has_values, frozenset(kinds), tuple(refs))
+            count, values, counts, refs = self.files[key]
+            if (count.__class__ is int and values.__class__ is int and values >= 0 and counts.__class__ is dict
+                    and _strings(list(counts), refs) and set(map(type, counts.values())) <= {int}
+                    and all(n > 0 for n in counts.values()) and sum(counts.values()) == count):
+                got = PackFile(count, values, counts, frozenset(counts), tuple(refs))
         except _ERRORS:
             got = None
         self._files[key] = got
@@ -199,7 +204,7 @@ class Pack:
         out = []
         for key, position, doc, source, data, carried in raw:
             f = self.file(key)
-            if f is None or not f.has_values or position.__class__ is not int or position < 0:
+            if f is None or position.__class__ is not int or not 0 <= position < f.values:
                 raise ValueError("values record out of its file")
             if not (doc.__class__ is int and _optional_strings(source) and carried.__class__ is bool):
                 raise ValueError("bad values record")
@@ -214,27 +219,36 @@ class Pack:
             if recs is None:
                 return None
             for r in recs:
+                if r.position in objects[r.key]:
+                    return None  # two records for one object
                 objects[r.key][r.position] = r
         vals = self.values()
         if vals is None:
             return None
         values: dict[str, dict[int, ValuesRecord]] = defaultdict(dict)
         for v in vals:
+            if v.position in values[v.key]:
+                return None
             values[v.key][v.position] = v
         out = {}
         for key in self.files:
             f = self.file(key)
             objs, vs = objects[key], values[key]
-            if f is None or sorted(objs) != list(range(f.objects)) or sorted(vs) != list(range(len(vs))):
+            if f is None or sorted(objs) != list(range(f.objects)) or sorted(vs) != list(range(f.values)):
                 return None
             ordered = [objs[p] for p in range(f.objects)]
+            counts: dict[str, int] = defaultdict(int)
+            for r in ordered:
+                counts[r.kind] += 1
+            if counts != f.counts:
+                return None
             docs = {r.doc: r.source for r in ordered}
             docs.update((v.doc, v.source) for v in vs.values())
             out[key] = FileSummary(
                 tuple(SummaryDoc(d, docs[d]) for d in sorted(docs)),
                 tuple(SummaryObject(r.doc, r.base_path, r.api_version, r.kind, r.name, r.namespace, r.data, r.carried)
                       for r in ordered),
-                tuple(SummaryValues(vs[p].doc, vs[p].data, vs[p].carried) for p in range(len(vs))),
+                tuple(SummaryValues(vs[p].doc, vs[p].data, vs[p].carried) for p in range(f.values)),
                 tuple((r.position, n) for r in ordered for n in r.claim_names))
         return out
 
@@ -260,7 +274,10 @@ def pack_bytes(summaries: Mapping[str, FileSummary]) -> bytes:
     values: list[list[Any]] = []
     for key, s in summaries.items():
         row = row_of("", key, s)
-        files[key] = [row.objects, row.has_values, sorted(row.kinds), list(row.claim_refs)]
+        counts: dict[str, int] = defaultdict(int)
+        for o in s.objects:
+            counts[o.kind or ""] += 1
+        files[key] = [len(s.objects), len(s.values), dict(sorted(counts.items())), list(row.claim_refs)]
         sources = {d.doc: d.source for d in s.docs}
         names: dict[int, list[str]] = defaultdict(list)
         for position, name in s.claim_refs:
@@ -388,27 +405,18 @@ class LazyIndex(Index):
             return
         for kind in todo:
             self._done.add(kind)
-            holders = [p for p in self._pending if kind in p.info.kinds]
+            holders = [p for p in self._pending if kind in p.info.counts]
             if not holders:
                 continue
-            records = self._pack.records(kind)
-            if records is None:  # a damaged section: each file's own summary instead
-                for p in holders:
-                    summary = self._fallback(p.i)
-                    names, sources = _claim_names(summary), {d.doc: d.source for d in summary.docs}
-                    for position, o in enumerate(summary.objects):
-                        if (o.kind or "") == kind:
-                            self._place(p, position, o.doc, sources.get(o.doc), o.base_path,
-                                        [o.api_version, o.kind, o.name, o.namespace], names.get(position, ()), o.data)
-                continue
             by_key: dict[str, list[ObjectRecord]] = defaultdict(list)
-            for r in records:
+            for r in self._pack.records(kind) or ():  # None: a damaged section (every holder falls back)
                 by_key[r.key].append(r)
             # `_place` spelled out: this loop makes every object of the kind
             rank, add, doc_of = self._rank, super().add, self._doc
             for p in holders:
-                recs = by_key.get(p.key)
-                if not recs:
+                recs = by_key.get(p.key, [])
+                if len(recs) != p.info.counts[kind] or len({r.position for r in recs}) != len(recs):
+                    self._from_summary(p, kind)  # not what the header promised: the file's own entry answers
                     continue
                 sf, loader, target = self._file(p), p.loader, p.target
                 for r in recs:
@@ -418,6 +426,15 @@ class LazyIndex(Index):
                     rank[id(obj)] = (p.i, r.position)
                     add(obj)
         self._in_order(todo)
+
+    def _from_summary(self, p: _Pending, kind: str) -> None:
+        """Add the file's objects of ``kind`` from its own summary entry (the pack's section is damaged)."""
+        summary = self._fallback(p.i)
+        names, sources = _claim_names(summary), {d.doc: d.source for d in summary.docs}
+        for position, o in enumerate(summary.objects):
+            if (o.kind or "") == kind:
+                self._place(p, position, o.doc, sources.get(o.doc), o.base_path,
+                            [o.api_version, o.kind, o.name, o.namespace], names.get(position, ()), o.data)
 
     def _place(self, p: _Pending, position: int, doc: int, source: str | None, base_path: JsonPath,
                ident: list[Any], claim_names: tuple[str, ...], data: Any) -> None:
@@ -467,21 +484,20 @@ class LazyIndex(Index):
         if self._values_done:
             return
         self._values_done = True
-        holders = [p for p in self._pending if p.info.has_values]
-        records = self._pack.values() if holders else []
-        if records is None:
-            for p in holders:
-                summary = self._fallback(p.i)
-                sources = {d.doc: d.source for d in summary.docs}
-                for position, v in enumerate(summary.values):
-                    self._place_values(p, position, v.doc, sources.get(v.doc), v.data, v.carried)
-        else:
-            by_key: dict[str, list[ValuesRecord]] = defaultdict(list)
-            for r in records:
-                by_key[r.key].append(r)
-            for p in holders:
-                for r in by_key.get(p.key, ()):
+        holders = [p for p in self._pending if p.info.values]
+        by_key: dict[str, list[ValuesRecord]] = defaultdict(list)
+        for r in (self._pack.values() or ()) if holders else ():  # None: a damaged section
+            by_key[r.key].append(r)
+        for p in holders:
+            recs = by_key.get(p.key, [])
+            if len(recs) == p.info.values and len({r.position for r in recs}) == len(recs):
+                for r in recs:
                     self._place_values(p, r.position, r.doc, r.source, r.data, r.carried)
+                continue
+            summary = self._fallback(p.i)  # not what the header promised: the file's own entry answers
+            sources = {d.doc: d.source for d in summary.docs}
+            for position, v in enumerate(summary.values):
+                self._place_values(p, position, v.doc, sources.get(v.doc), v.data, v.carried)
         self.values.sort(key=self._rank_of)
         self._values_by_file = defaultdict(list)
         for vd in self.values:
