@@ -12,18 +12,20 @@ Stored form (`PACK_FORMAT`): one JSON line, the header::
 
     {"format": 1,
      "files": {content key: [objects, values documents, {kind: objects}, claim refs]},
-     "sections": {kind, or "@values": [start, end]}}
+     "sections": {kind, or "@values": [start, end]}, "data": start}
 
-then the sections, each a JSON list of records, then the carried data as JSON texts. Ranges are
-byte offsets after the header line. An object record is ``[key, position, doc, base path,
-apiVersion, name, namespace, claim names, data range or null, carried]``; a values record is
-``[key, position, doc, data range or null, carried]`` (``position``: among the file's objects, or
-its values documents, as in its `FileSummary`).
+then the sections, each a JSON list of records, then the carried data as JSON texts. Section ranges
+are byte offsets after the header line, data ranges offsets after ``data``. An object record is
+``[key, position, doc, Helm source, base path, apiVersion, name, namespace, claim names, data range
+or null, carried]``; a values record is ``[key, position, doc, Helm source, data range or null,
+carried]`` (``position``: among the file's objects, or its values documents, as in its
+`FileSummary`; the Helm source is that of the document).
 
 Records are keyed by file content, as summary entries are, so a record is right for any file with
 those bytes, whatever its path; a file whose key the pack lacks is read from its own summary entry.
 Like every cache entry the pack is untrusted input: a header that does not check is no pack, and a
-section that does not check is read from the files' own summary entries instead.
+file whose records in a section do not check, or do not add up to the header's counts, is read from
+its own summary entry instead.
 """
 
 from __future__ import annotations
