@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dralint.inputs import load
 from dralint.inputs.load import LMap, load_bytes
 from dralint.inputs.locate import locate
 
@@ -112,3 +113,19 @@ def test_empty_and_comment_only_files() -> None:
     assert load_bytes("e.yaml", b"").documents == []
     sf = load_bytes("c.yaml", b"# only\n# comments\n")
     assert sf.documents == [] and sf.problems == []
+
+
+def test_positions_by_counting_agree_with_the_line_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first positions of a file are found by counting newlines; the rest from its line table.
+    Both give the same line and column for every offset, the end of the text and past it included."""
+    texts = ["", "a", "a\n", "\n\n", "ab\ncd\r\nef", "x: 1\n\n  y: [2]\r\n# z\n", "é\nü\n\n€"]
+    for text in texts:
+        counted = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
+        monkeypatch.setattr(load, "COUNTED_POSITIONS", 0)
+        table = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
+        got_table = [table.line_col(o) for o in range(len(text) + 3)]
+        monkeypatch.setattr(load, "COUNTED_POSITIONS", 10**9)
+        got_counted = [counted.line_col(o) for o in range(len(text) + 3)]
+        assert got_counted == got_table, text
+        assert counted.__dict__["_line_starts"] is None  # every one of them was counted
+        assert table.__dict__["_line_starts"] is not None

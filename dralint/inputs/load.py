@@ -125,6 +125,10 @@ class Document:
     skip: bool = False
 
 
+#: positions of a file found by counting newlines before its line table is built (`SourceFile.line_col`)
+COUNTED_POSITIONS = 24
+
+
 @dataclass
 class SourceFile:
     path: str
@@ -136,6 +140,8 @@ class SourceFile:
     problems: list[LoadProblem] = field(default_factory=list)
     is_json: bool = False
     _line_starts: array[int] | None = None
+    #: positions found by counting lines, before `line_starts` is built (`line_col`)
+    _counted: int = field(default=0, compare=False, repr=False)
 
     # -- positions -------------------------------------------------------------------------
     def line_starts(self) -> array[int]:
@@ -150,6 +156,12 @@ class SourceFile:
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and column of a character offset (the BOM is not counted)."""
+        if self.__dict__.get("_line_starts") is None and offset >= 0 and self._counted < COUNTED_POSITIONS:
+            # most files are asked for a handful of positions: counting the newlines before each (in
+            # C) is cheaper than splitting the whole text into lines; a file asked for many gets the table
+            self._counted += 1
+            text = self.text
+            return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
         starts = self.line_starts()
         line = bisect_right(starts, offset) - 1
         return line + 1, offset - starts[line] + 1
