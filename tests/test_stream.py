@@ -19,8 +19,10 @@ import pytest
 
 from dralint.checks.registry import Context, load_checks
 from dralint.engine.config import build_config
+from dralint.engine.lazy import FileLoader
 from dralint.engine.pipeline import lint_paths, load_paths
-from dralint.engine.runner import FileWork, NeedsIndex, SealedIndex, _Runner, lint_files
+from dralint.engine.runner import FileWork, NeedsIndex, SealedIndex, _Runner, limits_for, lint_files
+from dralint.engine.stream import Stream
 from dralint.inputs.index import Index, K8sObject, file_units
 from dralint.inputs.load import load_bytes
 from dralint.model import Violation
@@ -204,3 +206,26 @@ def test_a_streamed_files_text_is_what_the_loader_decodes(raw: bytes) -> None:
     assert FileLoader("f.yaml", None, raw, limits, stats).text() == load_bytes("f.yaml", raw, limits).text
     if raw == b"a: 1\n":
         assert stats == {}  # decoded, not parsed
+
+
+def test_a_waiting_files_text_is_let_go_and_read_again_from_its_bytes() -> None:
+    """While a file waits for the index, and once its waiting rule runs are settled, only its bytes
+    are held; whatever reads its text (a rule quoting another file, a report) gets it decoded again."""
+    text = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  resourceClaims:\n  - name: gpu\n"
+            "    resourceClaimTemplateName: missing\n  containers:\n  - name: c\n    image: x\n"
+            "    resources:\n      claims:\n      - name: gpu\n# é\n")
+    config = build_config({}, None, REPO)
+    limits = limits_for(config)
+    sf = load_bytes("pod.yaml", text.encode(), limits)
+    runner = _Runner(config, Index())
+    runner.seal()
+    stream = Stream(runner)
+    summary = stream.check(0, sf)
+    assert 0 in stream.waiting and sf.__dict__["text"] == ""  # parked: the text is not held
+    assert sf.text == text and sf.line_col(len(text) - 2) == (15, 3)  # read again on demand (`é`)
+    index = Index()
+    stream.add(index, 0, "pod.yaml", summary, FileLoader("pod.yaml", None, sf.raw, limits, {}))
+    stream.finish(index)
+    assert [f.rule for f in stream.outcomes[0].findings] == ["DRA304"]
+    assert sf.__dict__["text"] == "" and sf._line_starts is None  # let go once its runs are settled
+    assert sf.text == text

@@ -51,7 +51,7 @@ class Stream:
         else:
             self.waiting[i] = work
             self.kept[i] = _slim(work, objects, values)
-            _park(sf)
+            _park(sf, self.limits)
         return summary
 
     def add(self, index: Index, i: int, display: str, summary: FileSummary, loader: FileLoader) -> None:
@@ -65,12 +65,11 @@ class Stream:
     def finish(self, index: Index) -> None:
         """Run the waiting rule runs against the complete ``index``."""
         self.runner.unseal(index)
-        for work in self.waiting.values():
-            _unpark(work.sf, self.limits)  # rules may quote any file's text, not only their own
         for i in sorted(self.waiting):
             work = self.waiting[i]
             self.runner.finish(work)
             self._settle(i, work)
+            _let_go(work.sf)  # its findings are placed: the text is decoded again if a report quotes it
 
     def _settle(self, i: int, work: FileWork) -> None:
         silenced = len(self.runner.suppressions)
@@ -118,13 +117,35 @@ def _slim(work: FileWork, objects: Sequence[K8sObject], values: Sequence[ValuesD
                      {p: u for p, u in enumerate(values) if id(u) in waiting})
 
 
-def _park(sf: SourceFile) -> None:
-    """Let a waiting file's text go until its turn: it is its bytes decoded, and the bytes are kept."""
-    if sf.text and not any(p.code == "DRA005" for p in sf.problems):  # DRA005: not plain UTF-8
-        sf.text = ""
+class _Parked(SourceFile):
+    """A waiting file whose text is let go while it waits: its bytes are kept, and the text is decoded
+    from them (as the loader decoded them) whenever something reads it. The rule runs of any file may
+    quote any other file's text, so every parked file must be readable at any time; only a file's
+    own runs read it for sure, and it is let go again once they are settled (`_let_go`)."""
+
+    @property
+    def text(self) -> str:
+        text: str = self.__dict__["text"]
+        if not text and self.raw:
+            text = self.__dict__["text"] = plain_text(self.raw, self.__dict__["_limits"]) or ""
+        return text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self.__dict__["text"] = value
+
+
+def _park(sf: SourceFile, limits: Limits) -> None:
+    """Let a waiting file's text go until it is read again (`_Parked`)."""
+    if sf.__class__ is SourceFile and sf.text and not any(p.code == "DRA005" for p in sf.problems):
+        # DRA005: not plain UTF-8, so the text is not the bytes decoded: it stays
+        sf.__class__ = _Parked
+        sf.__dict__["_limits"] = limits
+        _let_go(sf)
+
+
+def _let_go(sf: SourceFile) -> None:
+    if sf.__class__ is _Parked:
+        sf.__dict__["text"] = ""
         sf._line_starts = None
-
-
-def _unpark(sf: SourceFile, limits: Limits) -> None:
-    if not sf.text and sf.raw:
-        sf.text = plain_text(sf.raw, limits) or ""  # decoded once already, by the loader: not None
+        sf._counted = 0
