@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -336,3 +337,25 @@ def test_a_run_with_workers_writes_the_pack_too(repo: Path, user_cache: Path) ->
     warm = check(repo, cache)
     assert warm.stats["packed"] == pack_mod.PACK_MIN_FILES + 9 and "summaries_read" not in warm.stats
     assert canonical(warm) == canonical(check(repo, None))
+
+
+def test_every_file_checked_against_a_packed_generated_repository(corpus: Path, user_cache: Path,
+                                                                   tmp_path: Path) -> None:
+    """Each file of a generated repository, checked alone against the rest from the pack, gets the
+    findings it gets with no cache at all."""
+    repo = tmp_path / "repo"
+    shutil.copytree(corpus, repo)
+    age(repo)
+    cache = user_cache / "c"
+    config = build_config({}, None, repo)
+    config.cache_dir = str(cache)
+    plain = build_config({}, None, repo)
+    plain.use_cache = False
+    refs, _ = discover([str(repo)], root=repo)
+    lint_paths([str(refs[0].path)], config, context=[str(repo)], jobs=1)  # writes the pack
+    packed_runs = 0
+    for ref in refs:
+        got = lint_paths([str(ref.path)], config, context=[str(repo)], jobs=1)
+        assert canonical(got) == canonical(lint_paths([str(ref.path)], plain, context=[str(repo)], jobs=1)), ref
+        packed_runs += "packed" in got.stats
+    assert packed_runs > len(refs) // 3  # the pack answered for the files whose rules looked elsewhere
