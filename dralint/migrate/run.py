@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dralint.checks.registry import Context
 from dralint.engine.config import Config
-from dralint.engine.memory import quiet_gc
+from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.runner import lint_files
 from dralint.fix.loop import FileOutcome, load_run
 from dralint.fix.splice import PlannedFix
@@ -53,10 +53,15 @@ def migrate_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], 
     outcomes = [FileOutcome(sf.path, sf.raw, sf.raw) for sf in targets]
     todo = [k for k, sf in enumerate(targets) if plans.get(sf.path)]
     job = _Job(list(targets), [plans.get(sf.path, []) for sf in targets], config, opts.keep_extended_resources)
-    for done in _run(job, todo, _workers(config, job, todo)):
-        _merge(done, outcomes[done.index], job.plans[done.index], rep_of)
-        if progress is not None:
-            progress(1)
+    # the index, the findings and the plans live until the end of the run too: freezing them keeps the
+    # collections that the edits' allocations set off from walking them again and again, and keeps the
+    # pages a forked worker shares with this process from being copied because a collection wrote to them
+    with quiet_gc():
+        trees_built(sum(len(sf.text) for sf in result.index.files))
+        for done in _run(job, todo, _workers(config, job, todo)):
+            _merge(done, outcomes[done.index], job.plans[done.index], rep_of)
+            if progress is not None:
+                progress(1)
     if progress is not None:
         progress(len(targets) - len(todo))
     return MigrationReport(reports, outcomes)

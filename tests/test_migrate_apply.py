@@ -1,0 +1,33 @@
+"""How `migrate` applies its plans: the memory it leaves to the garbage collector while it does."""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+import pytest
+
+from dralint.engine import memory
+from dralint.migrate import apply
+
+from .test_migrate import POD, migrate_text
+
+
+def test_the_plans_are_out_of_the_collectors_sight_while_the_edits_apply(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a real run freezes only above FREEZE_MIN_CHARS of text; this one is small
+    monkeypatch.setattr(memory, "FREEZE_MIN_CHARS", 0)
+    real = apply._apply_file
+    tracked_plans: list[bool] = []
+
+    def spy(job: Any, k: int) -> Any:
+        tracked = {id(o) for o in gc.get_objects()}  # frozen objects are not listed
+        tracked_plans.append(any(id(pf) in tracked for plans in job.plans for pf in plans))
+        return real(job, k)
+
+    monkeypatch.setattr(apply, "_apply_file", spy)
+    frozen = gc.get_freeze_count()
+    after, _ = migrate_text(POD)
+    assert "resourceClaims" in after
+    assert tracked_plans == [False]
+    # a library caller (no `quiet_gc` around it) gets its collector back as it was
+    assert gc.get_freeze_count() == frozen
