@@ -31,3 +31,17 @@ def test_the_plans_are_out_of_the_collectors_sight_while_the_edits_apply(monkeyp
     assert tracked_plans == [False]
     # a library caller (no `quiet_gc` around it) gets its collector back as it was
     assert gc.get_freeze_count() == frozen
+
+
+def test_each_workload_is_reported_at_the_line_of_its_kind() -> None:
+    # lines are counted on from the previous workload of the file; a List's items come in order too
+    text = "\n".join([
+        "# leading comment", POD.replace("trainer", "a"),
+        "---", POD.replace("trainer", "b").replace("kind: Pod", "kind:   Pod"),
+        "---\napiVersion: v1\nkind: List\nitems:",
+        *("- " + POD.replace("trainer", n).replace("\n", "\n  ").rstrip() + "\n" for n in ("c", "d")),
+    ])
+    _, rep = migrate_text(text)
+    lines = text.split("\n")
+    want = [k + 1 for k, line in enumerate(lines) if line.lstrip("- ").startswith("kind:") and "List" not in line]
+    assert [w.line for w in rep.workloads] == want and len(want) == 4

@@ -905,8 +905,7 @@ def edit_region(region: str, base: JsonPath, edits: Sequence[Edit], style: Style
     if not body:
         return RegionEdit(region, Applicability.SAFE)
     root = _parse(region)
-    old = to_plain(root)
-    target = apply_plain(old, base, body)
+    target = apply_plain(root, base, body)  # a plain copy, edited
     style = style or detect_style(region, root)
     cap = Applicability.SAFE
     notes: list[str] = []
@@ -923,18 +922,18 @@ def edit_region(region: str, base: JsonPath, edits: Sequence[Edit], style: Style
             sp.lead_comments = keep_comments
             for e in body:
                 sp.apply(e, base)
-            if not same(to_plain(sp.root), target):
+            if not _holds(sp.root, target):
                 raise Refuse("the spliced text does not hold the intended data")
             text, new_root = sp.t, sp.root
         except Refuse as why:
-            text, ok = _ruamel_apply(region, old, target, style)
+            text, ok = _ruamel_apply(region, to_plain(root), target, style)
             if not ok:
                 cap = Applicability.UNSAFE
                 notes.append(f"{why}; the document does not survive a YAML round trip unchanged, "
                              "so applying the fix reformats it")
     if new_root is None:
         new_root = _parse(text)
-        if not same(to_plain(new_root), target):
+        if not _holds(new_root, target):
             raise Refuse("the edited document does not hold the intended data")
     lost = comments(region, root) - comments(text, new_root)
     if lost and keep_comments and not is_json:
@@ -949,6 +948,13 @@ def edit_region(region: str, base: JsonPath, edits: Sequence[Edit], style: Style
         notes.append(f"it would drop the comment `{first}`" + (f" and {sum(lost.values()) - 1} more"
                                                                  if sum(lost.values()) > 1 else ""))
     return RegionEdit(text, cap, notes, None if is_json else new_root)
+
+
+def _holds(root: Any, target: Any) -> bool:
+    """``same(to_plain(root), target)``, mostly without the copy: `same` takes located collections as
+    the dicts and lists they are, and when it says yes every key of ``root`` is one of ``target``'s
+    strings, which is all the copy changes (other keys become strings)."""
+    return bool(same(root, target)) or bool(same(to_plain(root), target))
 
 
 def _reinsert_comments(before: str, after: str, lost: Counter[str], target: Any) -> str | None:
