@@ -45,3 +45,40 @@ def test_each_workload_is_reported_at_the_line_of_its_kind() -> None:
     lines = text.split("\n")
     want = [k + 1 for k, line in enumerate(lines) if line.lstrip("- ").startswith("kind:") and "List" not in line]
     assert [w.line for w in rep.workloads] == want and len(want) == 4
+
+
+def test_the_planner_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # what it builds lives for the run: a full collection during planning walked all of it again
+    from dralint.migrate.planner import _Planner
+
+    real = _Planner.plan
+    enabled: list[bool] = []
+
+    def spy(self: Any, obj: Any) -> Any:
+        enabled.append(gc.isenabled())
+        return real(self, obj)
+
+    monkeypatch.setattr(_Planner, "plan", spy)
+    was = gc.isenabled()
+    migrate_text(POD)
+    assert enabled == [False]
+    assert gc.isenabled() == was
+
+
+def test_the_gates_take_the_identities_of_a_document_the_result_kept_as_it_was(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dralint.fix import gates
+
+    real = gates._identities
+    asked: list[int] = []
+
+    def spy(sf: Any, di: int, skip: Any = frozenset()) -> Any:
+        asked.append(di)
+        return real(sf, di, skip)
+
+    monkeypatch.setattr(gates, "_identities", spy)
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n"
+    after, _ = migrate_text(cm + "---\n" + POD)
+    assert after.startswith(cm + "---\n")
+    # the migrated Pod (document 1) in the file before and after; never the ConfigMap (document 0)
+    assert asked == [1, 1]
