@@ -1,4 +1,4 @@
-"""How `migrate` applies its plans: the memory it leaves to the garbage collector while it does."""
+"""How `migrate` plans and applies: what it leaves to the garbage collector, what workers send back."""
 
 from __future__ import annotations
 
@@ -8,8 +8,13 @@ from typing import Any
 import pytest
 
 from dralint.engine import memory
+from dralint.engine.config import build_config, usable_cores
+from dralint.inputs.load import load_bytes
 from dralint.migrate import apply
+from dralint.migrate.records import MigrateOptions
+from dralint.migrate.run import migrate_files
 
+from .conftest import REPO
 from .test_migrate import POD, migrate_text
 
 
@@ -82,3 +87,32 @@ def test_the_gates_take_the_identities_of_a_document_the_result_kept_as_it_was(
     assert after.startswith(cm + "---\n")
     # the migrated Pod (document 1) in the file before and after; never the ConfigMap (document 0)
     assert asked == [1, 1]
+
+
+@pytest.mark.skipif(usable_cores() < 2, reason="one core: migrate applies in this process")
+def test_workers_send_back_changes_that_rebuild_the_same_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n"
+    texts = {
+        "a.yaml": "\ufeff" + (cm + "---\n" + POD).replace("\n", "\r\n"),  # a BOM and CRLF lines
+        "b.yaml": POD + "---\n# the end\n" + cm,
+        "c.yaml": cm,  # nothing to migrate
+    }
+
+    def run(jobs: int) -> list[bytes]:
+        cfg = build_config({"jobs": jobs}, None, REPO)
+        rep = migrate_files([load_bytes(p, t.encode()) for p, t in texts.items()], [], cfg, MigrateOptions())
+        assert not rep.failed
+        return [f.after for f in rep.files]
+
+    compact: list[bool] = []
+    real = apply._expanded
+
+    def spy(job: Any, done: Any) -> Any:
+        compact.append(done.after is None and done.changes is not None)
+        return real(job, done)
+
+    monkeypatch.setattr(apply, "_expanded", spy)
+    with_workers = run(2)
+    assert compact == [True, True]
+    alone = run(1)
+    assert with_workers == alone and alone[0] != texts["a.yaml"].encode() and alone[1] != texts["b.yaml"].encode()
