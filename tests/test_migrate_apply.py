@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dralint.engine import memory
 from dralint.engine.config import build_config, usable_cores
+from dralint.fix.loop import LoadedRun
 from dralint.inputs.load import load_bytes
 from dralint.migrate import apply
 from dralint.migrate.records import MigrateOptions
-from dralint.migrate.run import migrate_files
+from dralint.migrate.run import migrate_files, migrate_paths
 
 from .conftest import REPO
 from .test_migrate import POD, migrate_text
@@ -116,3 +118,20 @@ def test_workers_send_back_changes_that_rebuild_the_same_files(monkeypatch: pyte
     assert compact == [True, True]
     alone = run(1)
     assert with_workers == alone and alone[0] != texts["a.yaml"].encode() and alone[1] != texts["b.yaml"].encode()
+
+
+def test_the_console_script_keeps_what_migrate_loaded_to_the_end(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    # it leaves with os._exit: freeing the trees one object at a time first was work for nothing
+    (tmp_path / "p.yaml").write_text(POD)
+    monkeypatch.setattr(memory, "_lingering", [])
+    report = migrate_paths([str(tmp_path)], build_config({}, None, tmp_path), MigrateOptions())
+    assert report.changed()
+    kept = [o for o in memory._lingering or () if isinstance(o, LoadedRun)]
+    assert len(kept) == 1 and kept[0].targets[0].documents[0].data["kind"] == "Pod"
+
+
+def test_a_library_caller_gets_the_memory_back() -> None:
+    assert memory._lingering is None  # only the console script asks for it
+    migrate_text(POD)
+    assert memory._lingering is None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dralint.checks.registry import Context
 from dralint.engine.config import Config
-from dralint.engine.memory import quiet_gc, trees_built
+from dralint.engine.memory import linger, quiet_gc, trees_built
 from dralint.engine.runner import lint_files
 from dralint.fix.loop import FileOutcome, load_run
 from dralint.fix.splice import PlannedFix
@@ -66,6 +66,7 @@ def migrate_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], 
                 progress(1)
     if progress is not None:
         progress(len(targets) - len(todo))
+    linger((result, planner, job))
     return MigrationReport(reports, outcomes)
 
 
@@ -83,6 +84,7 @@ def migrate_paths(paths: Sequence[str], config: Config, opts: MigrateOptions, co
         if on_loaded is not None:
             on_loaded(len(loaded.targets))
         report = migrate_files(loaded.targets, loaded.context, config, opts, progress)
+    linger(loaded)
     report.missing, report.write_to, report.roots = loaded.missing, loaded.write_to, loaded.roots
     return report
 
