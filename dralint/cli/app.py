@@ -17,6 +17,7 @@ import click
 
 from dralint import __version__
 from dralint.cli.options import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from dralint.engine import memory
 from dralint.engine.config import ConfigError
 from dralint.report.escaping import echo_err
 
@@ -81,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
+    memory.leave_without_teardown()  # see below
     code = main()
     if sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(code)  # a profiler or coverage tool writes its report at normal exit

@@ -19,7 +19,6 @@ parses the whole result, so the gates then judge the real parse.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
@@ -39,8 +38,12 @@ from dralint.fix.splice import (
 from dralint.inputs.load import DOC_MARKER as _MARKER
 from dralint.inputs.load import Document, Limits, LMap, LSeq, SourceFile, compose_span
 
-#: what makes a document's parse depend on more than its own text: directives, templates, sources
-_UNSAFE = re.compile(r"^%|\{\{|# Source:", re.MULTILINE)
+
+def _depends_on_more(text: str) -> bool:
+    """Whether a document's parse may depend on more than its own text: directives (a line that starts
+    with ``%``), templates, Helm sources. Plain searches: one regular expression for the three (an
+    alternation with a line anchor) tested every character of every changed file, 0.2 s of the corpus."""
+    return text.startswith("%") or "\n%" in text or "{{" in text or "# Source:" in text
 
 
 @dataclass
@@ -54,7 +57,7 @@ def derive_result(sf: SourceFile, pr: PassResult, limits: Limits) -> Derived | N
     """The result of ``pr`` (a pass over ``sf``) as a loaded file, or None when it must be parsed."""
     text = pr.text
     raw = (b"\xef\xbb\xbf" if sf.bom else b"") + text.encode("utf-8")
-    if sf.problems or sf.is_json or pr.new_items or not pr.changes or _UNSAFE.search(text) or "\x00" in text \
+    if sf.problems or sf.is_json or pr.new_items or not pr.changes or _depends_on_more(text) or "\x00" in text \
             or len(raw) > limits.max_file_bytes \
             or (len(text) > limits.max_file_tokens and text.count("\n") + text.count(",") > limits.max_file_tokens):
         return None

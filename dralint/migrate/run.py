@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dralint.checks.registry import Context
 from dralint.engine.config import Config
-from dralint.engine.memory import quiet_gc
+from dralint.engine.memory import linger, quiet_gc, trees_built
 from dralint.engine.runner import lint_files
 from dralint.fix.loop import FileOutcome, load_run
 from dralint.fix.splice import PlannedFix
@@ -34,31 +34,39 @@ def migrate_files(targets: Sequence[SourceFile], context: Sequence[SourceFile], 
     if opts.extended_resource_bridge:
         bridged, new_files, notes = _bridge(result, config, opts, targets, ctx)
         return MigrationReport(bridged, [FileOutcome(sf.path, sf.raw, sf.raw) for sf in targets], new_files, notes)
-    planner = _Planner(result, config, opts)
-    by_obj = {(f.path, f.doc_index, f.base_path) for f in result.findings if f.rule == "DRA204"}
-    planner.dra204 = {id(o) for o in result.index.objects if (o.file.path, o.doc.index, o.base_path) in by_obj}
-    plans: dict[str, list[PlannedFix]] = defaultdict(list)
-    reports: list[WorkloadReport] = []
-    rep_of: dict[int, WorkloadReport] = {}
-    target_ids = {id(sf) for sf in targets}
-    for obj in result.index.objects:
-        if not obj.target or id(obj.file) not in target_ids:
-            continue
-        pf, rep = planner.plan(obj)
-        if rep is not None:
-            reports.append(rep)
-        if pf is not None and rep is not None:
-            plans[obj.file.path].append(pf)
-            rep_of[id(pf)] = rep
-    outcomes = [FileOutcome(sf.path, sf.raw, sf.raw) for sf in targets]
-    todo = [k for k, sf in enumerate(targets) if plans.get(sf.path)]
-    job = _Job(list(targets), [plans.get(sf.path, []) for sf in targets], config, opts.keep_extended_resources)
-    for done in _run(job, todo, _workers(config, job, todo)):
-        _merge(done, outcomes[done.index], job.plans[done.index], rep_of)
-        if progress is not None:
-            progress(1)
+    # The index, the findings and what the planner works out (plain specs, fingerprints, plans) live
+    # until the end of the run, like the trees: the planner runs with the collector paused (its full
+    # collections walked everything it had built so far, 0.12 s on the bench corpus), and the edits run
+    # with all of it frozen, so that the collections their allocations set off do not walk it again and
+    # again, nor write to the pages a forked worker shares with this process (which copies them).
+    with quiet_gc():
+        planner = _Planner(result, config, opts)
+        by_obj = {(f.path, f.doc_index, f.base_path) for f in result.findings if f.rule == "DRA204"}
+        planner.dra204 = {id(o) for o in result.index.objects if (o.file.path, o.doc.index, o.base_path) in by_obj}
+        plans: dict[str, list[PlannedFix]] = defaultdict(list)
+        reports: list[WorkloadReport] = []
+        rep_of: dict[int, WorkloadReport] = {}
+        target_ids = {id(sf) for sf in targets}
+        for obj in result.index.objects:
+            if not obj.target or id(obj.file) not in target_ids:
+                continue
+            pf, rep = planner.plan(obj)
+            if rep is not None:
+                reports.append(rep)
+            if pf is not None and rep is not None:
+                plans[obj.file.path].append(pf)
+                rep_of[id(pf)] = rep
+        outcomes = [FileOutcome(sf.path, sf.raw, sf.raw) for sf in targets]
+        todo = [k for k, sf in enumerate(targets) if plans.get(sf.path)]
+        job = _Job(list(targets), [plans.get(sf.path, []) for sf in targets], config, opts.keep_extended_resources)
+        trees_built(sum(len(sf.text) for sf in result.index.files))
+        for done in _run(job, todo, _workers(config, job, todo)):
+            _merge(done, outcomes[done.index], job.plans[done.index], rep_of)
+            if progress is not None:
+                progress(1)
     if progress is not None:
         progress(len(targets) - len(todo))
+    linger((result, planner, job))
     return MigrationReport(reports, outcomes)
 
 
@@ -76,6 +84,7 @@ def migrate_paths(paths: Sequence[str], config: Config, opts: MigrateOptions, co
         if on_loaded is not None:
             on_loaded(len(loaded.targets))
         report = migrate_files(loaded.targets, loaded.context, config, opts, progress)
+    linger(loaded)
     report.missing, report.write_to, report.roots = loaded.missing, loaded.write_to, loaded.roots
     return report
 
