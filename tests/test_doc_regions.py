@@ -332,3 +332,24 @@ def test_migrate_derives_what_parsing_gives(raw: bytes) -> None:
         outcomes.append([(f.after, [g.reason for g in f.failures]) for f in report.files])
     assert outcomes[0] == outcomes[1]
     assert all(seen)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_comments_put_back_at_a_documents_end_keep_the_next_marker(newline: str) -> None:
+    """A block replaced by a scalar whose comments are kept (`migrate`'s keep_comments): the comments
+    go back before the document's last newline, so the `---` after it is still a document marker
+    (it once ended up at the end of the last comment, and the file lost a document), and they end
+    their lines as the file does."""
+    text = ("# top\na:\n  # inside a\n  x: |\n    x0\n\n  # before b\n  b:\n    # inside b\n    c: c0\n"
+            "---\n[]\n---\n[]\n")
+    sf = load_bytes("gen.yaml", ("\ufeff" + text.replace("\n", newline)).encode())
+    planned = [PlannedFix("T", Fix("t", Applicability.SAFE, (Edit("set", ("a",), "a0"),)), 0, (), keep_comments=True)]
+    pr = apply_pass(sf, planned, Applicability.UNSAFE)
+    assert pr.applied
+    assert _assert_derived_is_the_parse(sf, pr)
+    out = load_bytes("gen.yaml", pr.text.encode())
+    assert [to_plain(d.data) for d in out.documents] == [{"a": "a0"}, [], []]
+    assert all(c in pr.text for c in ("# inside a", "# before b", "# inside b"))
+    lines = pr.text.split("\n")[:-1]
+    assert all(line.endswith("\r") for line in lines) == (newline == "\r\n")
+    assert not any(line.endswith("\r") for line in lines) == (newline == "\n")

@@ -966,6 +966,8 @@ def _reinsert_comments(before: str, after: str, lost: Counter[str], target: Any)
     from difflib import SequenceMatcher
 
     a, b = before.split("\n"), after.split("\n")
+    # a comment line put back ends like the lines around it (CRLF files keep their "\r")
+    eol = "\r" if len(b) > 1 and b[0].endswith("\r") else ""
     left = Counter(lost)
     inserts: dict[int, list[str]] = defaultdict(list)
     for tag, i1, i2, j1, _ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -978,14 +980,17 @@ def _reinsert_comments(before: str, after: str, lost: Counter[str], target: Any)
             c = next((c for c in left if left[c] > 0 and stripped.endswith(c)), None)
             if c is not None:
                 left[c] -= 1
-                inserts[j1].append(indent + c)
+                inserts[j1].append(indent + c + eol)
     first = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    inserts[first].extend(c for c in (+left).elements())
+    inserts[first].extend(c + eol for c in (+left).elements())
     out: list[str] = []
     for k, line in enumerate(b):
         out.extend(inserts.pop(k, ()))
         out.append(line)
-    for rest in inserts.values():
+    rest = [line for lines in inserts.values() for line in lines]
+    if rest and out and out[-1] == "":
+        out[-1:-1] = rest  # before the text's last newline: a document marker may follow the region
+    else:
         out.extend(rest)
     text = "\n".join(out)
     try:
