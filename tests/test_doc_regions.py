@@ -352,4 +352,4 @@ def test_comments_put_back_at_a_documents_end_keep_the_next_marker(newline: str)
     assert all(c in pr.text for c in ("# inside a", "# before b", "# inside b"))
     lines = pr.text.split("\n")[:-1]
     assert all(line.endswith("\r") for line in lines) == (newline == "\r\n")
-    assert not any(line.endswith("\r") for line in lines) == (newline == "\n")
+    assert any(line.endswith("\r") for line in lines) == (newline == "\r\n")
