@@ -155,6 +155,8 @@ def rolling_update_preferred_device(obj: K8sObject, ctx: Context) -> Iterator[Vi
 
 
 def _inventory(ctx: Context) -> Inventory | None:
+    if not ctx.profile.inventory and not any(o.group == dra.DRA_GROUP for o in ctx.index.of_kind("ResourceSlice")):
+        return None  # nothing to allocate from (what `for_context` finds too): the CEL evaluator stays unloaded
     from dralint.cel.inventory import for_context
 
     return for_context(ctx.index, ctx.profile, ctx.cache)
@@ -283,13 +285,12 @@ def _diagnose(spec: ClaimSpec, inv: Inventory, ctx: Context) -> tuple[str, JsonP
 
 @rule("DRA403", kinds=("ResourceClaim", "ResourceClaimTemplate"))
 def unsatisfiable_claim(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
-    from dralint.cel.inventory import allocate, alternative_possible
-
     if obj.group != dra.DRA_GROUP:
         return
     inv = _inventory(ctx)
     if inv is None:
         return
+    from dralint.cel.inventory import allocate, alternative_possible
     spec = _spec(obj, inv, ctx)
     if spec is None or not _judgeable(spec, inv, ctx):
         return
@@ -321,14 +322,13 @@ def _where(obj: K8sObject, s: Surge) -> JsonPath:
 
 @rule("DRA402", kinds=("Deployment", "DaemonSet"), needs="claims")
 def rolling_update_scarce_device(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
-    from dralint.cel.inventory import ANY_NODE, pods_per_node
-
     s = surge_of(obj)
     if s is None:
         return
     inv = _inventory(ctx)
     if inv is None:
         return
+    from dralint.cel.inventory import ANY_NODE, pods_per_node
     pairs = list(_template_claims(obj, ctx))
     if not pairs:
         return
