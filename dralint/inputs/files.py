@@ -73,7 +73,8 @@ def matches_glob(rel_path: str, pattern: str) -> bool:
 @dataclass(frozen=True)
 class FileRef:
     display: str  # as the user will see it in reports
-    path: Path  # what to open
+    #: what to open; a walk keeps the listing's string (a `Path` per file was a quarter of a walk)
+    path: str | Path
     explicit: bool = False  # named on the command line (lint it whatever its extension)
     key: str = ""  # the resolved path: the same file reached twice is linted once
     skipped: str = ""  # why it is not read (a link out of the roots): the DRA007 message
@@ -220,7 +221,7 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
                 continue
             if real not in seen:
                 seen.add(real)
-                out.append(FileRef(prefix + printable(name), Path(e.path), key=real))
+                out.append(FileRef(prefix + printable(name), e.path, key=real))
         stack.extend(reversed(subdirs))
 
 
