@@ -198,9 +198,10 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
                 real = str(_resolve(Path(e.path))) if is_link else f"{dir_real}/{name}"
                 if real in skip:
                     continue
-                if _excluded(_rel_to(real, root_real, prefix + name), excludes, is_dir=True):
+                # (no patterns, the usual case: no path is worked out to match against none)
+                if excludes and _excluded(_rel_to(real, root_real, prefix + name), excludes, is_dir=True):
                     continue
-                if layers.ignored(f"{dir_real}/{name}", is_dir=True):
+                if layers.layers and layers.ignored(f"{dir_real}/{name}", is_dir=True):
                     continue
                 layers_of[real] = layers
                 subdirs.append((f"{prefix}{printable(name)}/", e.path, real))
@@ -215,9 +216,9 @@ def _walk_dir(top: Path, root_real: str, roots: Roots, excludes: list[str], seen
                 real = str(_resolve(Path(e.path)))
             else:
                 real = f"{dir_real}/{name}"
-            if _excluded(_rel_to(real, root_real, prefix + name), excludes):
+            if excludes and _excluded(_rel_to(real, root_real, prefix + name), excludes):
                 continue
-            if layers.ignored(f"{dir_real}/{name}"):
+            if layers.layers and layers.ignored(f"{dir_real}/{name}"):
                 continue
             if real not in seen:
                 seen.add(real)
