@@ -7,6 +7,7 @@ real one), a warning that says how to declare it otherwise, and one finding per 
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 
 from dralint.cli.app import cli
 from dralint.engine.config import ConfigError, build_config
+from dralint.engine.pipeline import lint_paths
 from dralint.model import Severity
 
 from .conftest import REPO, lint_text
@@ -141,3 +143,25 @@ def test_cli_driver_and_device_class_options(tmp_path: Path) -> None:
     assert code == 0 and "DRA305" not in out
     code, out = run("--driver", "gpu.nvidia.con")
     assert code == 2 and "did you mean gpu.nvidia.com" in out
+
+
+def test_a_missing_class_is_reported_at_its_first_reference_in_file_order() -> None:
+    """One finding per unknown class and file, at the reference that comes first in the file, whatever
+    the kinds of the objects that name it (a template before a claim here)."""
+    text = ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: t, namespace: ml}\n"
+            "spec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+            "        exactly: {deviceClassName: nowhere.example.com}\n---\n"
+            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: ml}\n"
+            "spec:\n  devices:\n    requests:\n    - name: gpu\n      exactly: {deviceClassName: nowhere.example.com}\n")
+    for result in (lint_text(text, select=["DRA305"]), _streamed(text)):
+        (f,) = [f for f in result.findings if f.rule == "DRA305"]
+        assert f.span.line == 9 and "1 more reference in this file" in f.message
+
+
+def _streamed(text: str) -> Any:
+    """The same file through the streaming pipeline (its DRA305 runs wait for the index)."""
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "test.yaml").write_text(text)
+        config = build_config({"select": ["DRA305"]}, None, Path(d))
+        config.use_cache = False
+        return lint_paths([str(Path(d) / "test.yaml")], config, jobs=1)

@@ -86,6 +86,8 @@ def both(files: list[tuple[str, str, FileSummary]], deferred: set[int],
 def same_answers(eager: Index, lazy: Index) -> None:
     kinds = sorted({o.kind or "" for o in eager.objects})
     assert len(kinds) > 5
+    for kind in kinds:  # first: from the pack's records, before any object of the kind is made
+        assert lazy.names_of(kind) == eager.names_of(kind), kind
     for kind in kinds:
         assert [ident(o) for o in lazy.of_kind(kind)] == [ident(o) for o in eager.of_kind(kind)], kind
         for name in sorted({o.name for o in eager.objects if o.kind == kind and o.name})[:20]:
@@ -93,6 +95,9 @@ def same_answers(eager: Index, lazy: Index) -> None:
                 ident(o) for o in eager.find_any_namespace(kind, name)]
             for ns in (None, "ml", "default"):
                 assert [ident(o) for o in lazy.find(kind, name, ns)] == [ident(o) for o in eager.find(kind, name, ns)]
+    for path in sorted({o.file.path for o in eager.objects})[:30]:
+        for pair in (("ResourceClaim", "ResourceClaimTemplate"), ("DeviceClass",), ("Deployment", "Service")):
+            assert [ident(o) for o in lazy.in_file(path, *pair)] == [ident(o) for o in eager.in_file(path, *pair)]
     refs = sorted({n for o in eager.objects for n in o.claim_names})
     assert refs
     for name in refs:
@@ -127,6 +132,8 @@ def test_the_lazy_index_makes_only_the_kinds_asked_about(corpus: Path) -> None:
     files = summaries_of(corpus)
     eager, lazy, _ = both(files, set(range(len(files))))
     assert lazy.objects == []
+    names = lazy.names_of("ResourceClaimTemplate")
+    assert names and lazy.objects == [] and "ResourceClaimTemplate" in lazy.reads  # names without objects
     classes = list(lazy.of_kind("DeviceClass"))
     assert classes and {o.kind for o in lazy.objects} == {"DeviceClass"}
     assert len(lazy.objects) == len(classes) < len(eager.objects)

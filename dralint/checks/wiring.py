@@ -26,9 +26,8 @@ def _names_in(ctx: Context, kind: str, namespace: str | None) -> list[str]:
     by_ns: dict[str | None, list[str]] | None = ctx.cache.get(("wiring-names", kind))
     if by_ns is None:
         by_ns = {}
-        for o in ctx.index.of_kind(kind):
-            if o.name:
-                by_ns.setdefault(o.namespace, []).append(o.name)
+        for ns, name in ctx.index.names_of(kind):  # names only: no object is made for a hint
+            by_ns.setdefault(ns, []).append(name)
         ctx.cache[("wiring-names", kind)] = by_ns
     if namespace is None:  # applied to the current namespace: any of them
         hit = [n for names in by_ns.values() for n in names]
@@ -171,14 +170,8 @@ def _missing_class_refs(
     hit: dict[str, list[tuple[K8sObject, JsonPath]]] | None = ctx.cache.get(key)
     if hit is not None and any(o is obj for refs in hit.values() for o, _ in refs):
         return hit
-    by_file: dict[str, list[K8sObject]] | None = ctx.cache.get("dra305-by-file")
-    if by_file is None or not any(o is obj for o in by_file.get(obj.file.path, ())):
-        by_file = {}
-        for o in ctx.index.of_kind("ResourceClaim", "ResourceClaimTemplate"):
-            by_file.setdefault(o.file.path, []).append(o)
-        ctx.cache["dra305-by-file"] = by_file
     out: dict[str, list[tuple[K8sObject, JsonPath]]] = {}
-    objs = by_file.get(obj.file.path) or []
+    objs = ctx.index.in_file(obj.file.path, "ResourceClaim", "ResourceClaimTemplate")
     if not any(o is obj for o in objs):
         objs = [obj]  # an object outside the index (a migration plan's own): judged alone
     for o in objs:

@@ -379,6 +379,32 @@ class LazyIndex(Index):
         self._need((kind,))
         return super().find_any_namespace(kind, name)
 
+    def names_of(self, kind: str) -> list[tuple[str | None, str]]:
+        """As `Index.names_of`, from the section's records when the kind's objects are not made yet:
+        a "did you mean" hint needs the names, not the objects."""
+        holders = [p for p in self._pending if kind in p.info.counts] if kind not in self._done else []
+        records = self._pack.records(kind) if holders else None
+        if not holders or records is None:
+            self._need((kind,))
+            return super().names_of(kind)
+        by_key: dict[str, list[ObjectRecord]] = defaultdict(list)
+        for r in records:
+            by_key[r.key].append(r)
+        if any(len(by_key.get(p.key, ())) != p.info.counts[kind] for p in holders):
+            self._need((kind,))  # a damaged section: the objects, from each file's own entry where needed
+            return super().names_of(kind)
+        self.reads.add(kind)
+        ranked = [(self._rank_of(o), o.namespace, o.name) for o in self._by_kind.get(kind, ()) if o.name]
+        ranked += [((p.i, r.position), r.namespace, r.name) for p in holders for r in by_key[p.key] if r.name]
+        ranked.sort(key=_first)
+        return [(ns, name) for _, ns, name in ranked]
+
+    def in_file(self, path: str, *kinds: str) -> list[K8sObject]:
+        if any(p.display == path for p in self._pending):  # a file known from the pack (rules ask about their own)
+            self._need(kinds)
+            self._by_path[path].sort(key=self._rank_of)
+        return super().in_file(path, *kinds)
+
     def all_objects(self) -> list[K8sObject]:
         self._everything()
         return super().all_objects()
@@ -510,6 +536,10 @@ class LazyIndex(Index):
         vd = RemoteValues(self._file(p), self._doc(p, doc, source), data, carried, p.loader, p.target)
         self._rank[id(vd)] = (p.i, 1 << 40 | position)  # a file's values after its objects, as `add_summary` adds them
         super().add_values(vd)
+
+
+def _first(item: tuple[tuple[int, int], str | None, str]) -> tuple[int, int]:
+    return item[0]
 
 
 def _doc_index(d: Document) -> int:

@@ -195,6 +195,7 @@ class Index:
     _by_kind: dict[str, list[K8sObject]] = field(default_factory=lambda: defaultdict(list))
     _by_kind_name: dict[tuple[str, str], list[K8sObject]] = field(default_factory=lambda: defaultdict(list))
     _values_by_file: dict[int, list[ValuesDoc]] = field(default_factory=lambda: defaultdict(list))
+    _by_path: dict[str, list[K8sObject]] = field(default_factory=lambda: defaultdict(list))
     #: claim name -> the namespace of every object whose pods name it (built on first use)
     _claim_users: dict[str, list[str | None]] | None = None
 
@@ -215,6 +216,7 @@ class Index:
         self._by_kind[kind].append(obj)
         if obj.name:
             self._by_kind_name[(kind, obj.name)].append(obj)
+        self._by_path[obj.file.path].append(obj)
 
     def add_values(self, vd: ValuesDoc) -> None:
         self.values.append(vd)
@@ -255,6 +257,16 @@ class Index:
                     table[n].append(o.namespace)
             self._claim_users = table
         return sum(1 for ns in self._claim_users.get(name, ()) if same_namespace(ns, namespace))
+
+    def names_of(self, kind: str) -> list[tuple[str | None, str]]:
+        """(namespace, name) of every named object of ``kind``, in index order ("did you mean" hints)."""
+        self.reads.add(kind)
+        return [(o.namespace, o.name) for o in self._by_kind.get(kind, ()) if o.name]
+
+    def in_file(self, path: str, *kinds: str) -> list[K8sObject]:
+        """The objects of ``kinds`` in the file at ``path``, in file order. A rule asks about its own
+        object's file only, whose bytes are part of its stored results' key: nothing is recorded."""
+        return [o for o in self._by_path.get(path, ()) if o.kind in kinds]
 
     def values_in(self, sf: SourceFile) -> list[ValuesDoc]:
         """The values documents of one file (a rule reading its own file depends on nothing else)."""
