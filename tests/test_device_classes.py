@@ -152,7 +152,8 @@ def test_a_missing_class_is_reported_at_its_first_reference_in_file_order() -> N
             "spec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
             "        exactly: {deviceClassName: nowhere.example.com}\n---\n"
             "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: ml}\n"
-            "spec:\n  devices:\n    requests:\n    - name: gpu\n      exactly: {deviceClassName: nowhere.example.com}\n")
+            "spec:\n  devices:\n    requests:\n    - name: gpu\n"
+            "      exactly: {deviceClassName: nowhere.example.com}\n")
     for result in (lint_text(text, select=["DRA305"]), _streamed(text)):
         (f,) = [f for f in result.findings if f.rule == "DRA305"]
         assert f.span.line == 9 and "1 more reference in this file" in f.message
