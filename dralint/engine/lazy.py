@@ -179,9 +179,7 @@ def add_summary(index: Index, display: str, summary: FileSummary, target: bool,
     docs = {d.doc: Document(d.doc, None, 0, 0, d.source) for d in summary.docs}
     if kept is None:
         sf.documents = list(docs.values())
-    refs: dict[int, list[str]] = {}
-    for position, name in summary.claim_refs:
-        refs.setdefault(position, []).append(name)
+    refs = summary.claim_names()
     for position, o in enumerate(summary.objects):
         real = kept.objects.get(position) if kept is not None else None
         if real is not None:
@@ -189,7 +187,7 @@ def add_summary(index: Index, display: str, summary: FileSummary, target: bool,
             continue
         obj = RemoteObject(sf, docs[o.doc], o.base_path, [o.api_version, o.kind, o.name, o.namespace], o.data,
                            loader, target)
-        obj.claim_names = tuple(refs.get(position, ()))  # from the summary: no load to count a claim's users
+        obj.claim_names = refs.get(position, ())  # from the summary: no load to count a claim's users
         index.add(obj)
     for position, v in enumerate(summary.values):
         real_values = kept.values.get(position) if kept is not None else None

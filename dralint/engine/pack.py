@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from dralint.engine.lazy import FileLoader, RemoteObject, RemoteValues
 from dralint.engine.results import FileRow, row_of
@@ -280,13 +280,11 @@ def pack_bytes(summaries: Mapping[str, FileSummary]) -> bytes:
         for o in s.objects:
             counts[o.kind or ""] += 1
         files[key] = [len(s.objects), len(s.values), dict(sorted(counts.items())), list(row.claim_refs)]
-        sources = {d.doc: d.source for d in s.docs}
-        names: dict[int, list[str]] = defaultdict(list)
-        for position, name in s.claim_refs:
-            names[position].append(name)
+        sources, names = s.sources(), s.claim_names()
         for position, o in enumerate(s.objects):
             by_kind[o.kind or ""].append([key, position, o.doc, sources.get(o.doc), list(o.base_path), o.api_version,
-                                          o.name, o.namespace, names[position], ref(o.data, o.carried), o.carried])
+                                          o.name, o.namespace, list(names.get(position, ())), ref(o.data, o.carried),
+                                          o.carried])
         for position, v in enumerate(s.values):
             values.append([key, position, v.doc, sources.get(v.doc), ref(v.data, v.carried), v.carried])
     texts: list[bytes] = []
@@ -383,19 +381,13 @@ class LazyIndex(Index):
         """As `Index.names_of`, from the section's records when the kind's objects are not made yet:
         a "did you mean" hint needs the names, not the objects."""
         holders = [p for p in self._pending if kind in p.info.counts] if kind not in self._done else []
-        records = self._pack.records(kind) if holders else None
-        if not holders or records is None:
-            self._need((kind,))
-            return super().names_of(kind)
-        by_key: dict[str, list[ObjectRecord]] = defaultdict(list)
-        for r in records:
-            by_key[r.key].append(r)
-        if any(len(by_key.get(p.key, ())) != p.info.counts[kind] for p in holders):
+        intact, damaged = _split(self._pack.records(kind) if holders else [], holders, kind)
+        if not holders or damaged:
             self._need((kind,))  # a damaged section: the objects, from each file's own entry where needed
             return super().names_of(kind)
         self.reads.add(kind)
         ranked = [(self._rank_of(o), o.namespace, o.name) for o in self._by_kind.get(kind, ()) if o.name]
-        ranked += [((p.i, r.position), r.namespace, r.name) for p in holders for r in by_key[p.key] if r.name]
+        ranked += [((p.i, r.position), r.namespace, r.name) for p, recs in intact for r in recs if r.name]
         ranked.sort(key=_first)
         return [(ns, name) for _, ns, name in ranked]
 
@@ -436,16 +428,12 @@ class LazyIndex(Index):
             holders = [p for p in self._pending if kind in p.info.counts]
             if not holders:
                 continue
-            by_key: dict[str, list[ObjectRecord]] = defaultdict(list)
-            for r in self._pack.records(kind) or ():  # None: a damaged section (every holder falls back)
-                by_key[r.key].append(r)
+            intact, damaged = _split(self._pack.records(kind), holders, kind)
+            for p in damaged:
+                self._from_summary(p, kind)
             # `_place` spelled out: this loop makes every object of the kind
             rank, add, doc_of = self._rank, super().add, self._doc
-            for p in holders:
-                recs = by_key.get(p.key, [])
-                if len(recs) != p.info.counts[kind] or len({r.position for r in recs}) != len(recs):
-                    self._from_summary(p, kind)  # not what the header promised: the file's own entry answers
-                    continue
+            for p, recs in intact:
                 sf, loader, target = self._file(p), p.loader, p.target
                 for r in recs:
                     obj = RemoteObject(sf, doc_of(p, r.doc, r.source), r.base_path,
@@ -458,7 +446,7 @@ class LazyIndex(Index):
     def _from_summary(self, p: _Pending, kind: str) -> None:
         """Add the file's objects of ``kind`` from its own summary entry (the pack's section is damaged)."""
         summary = self._fallback(p.i)
-        names, sources = _claim_names(summary), {d.doc: d.source for d in summary.docs}
+        names, sources = summary.claim_names(), summary.sources()
         for position, o in enumerate(summary.objects):
             if (o.kind or "") == kind:
                 self._place(p, position, o.doc, sources.get(o.doc), o.base_path,
@@ -513,17 +501,13 @@ class LazyIndex(Index):
             return
         self._values_done = True
         holders = [p for p in self._pending if p.info.values]
-        by_key: dict[str, list[ValuesRecord]] = defaultdict(list)
-        for r in (self._pack.values() or ()) if holders else ():  # None: a damaged section
-            by_key[r.key].append(r)
-        for p in holders:
-            recs = by_key.get(p.key, [])
-            if len(recs) == p.info.values and len({r.position for r in recs}) == len(recs):
-                for r in recs:
-                    self._place_values(p, r.position, r.doc, r.source, r.data, r.carried)
-                continue
-            summary = self._fallback(p.i)  # not what the header promised: the file's own entry answers
-            sources = {d.doc: d.source for d in summary.docs}
+        intact, damaged = _split(self._pack.values() if holders else [], holders, None)
+        for p, recs in intact:
+            for r in recs:
+                self._place_values(p, r.position, r.doc, r.source, r.data, r.carried)
+        for p in damaged:
+            summary = self._fallback(p.i)
+            sources = summary.sources()
             for position, v in enumerate(summary.values):
                 self._place_values(p, position, v.doc, sources.get(v.doc), v.data, v.carried)
         self.values.sort(key=self._rank_of)
@@ -538,6 +522,29 @@ class LazyIndex(Index):
         super().add_values(vd)
 
 
+R = TypeVar("R", ObjectRecord, ValuesRecord)
+
+
+def _split(records: list[R] | None, holders: list[_Pending],
+           kind: str | None) -> tuple[list[tuple[_Pending, list[R]]], list[_Pending]]:
+    """Each holder with its records of ``kind`` (None: its values documents), when they are what the
+    header promised (that many, each place once); and the holders whose records are not (``records``
+    None: a section that does not check), which are read from their own summary entries instead."""
+    by_key: dict[str, list[R]] = defaultdict(list)
+    for r in records or ():
+        by_key[r.key].append(r)
+    intact: list[tuple[_Pending, list[R]]] = []
+    damaged: list[_Pending] = []
+    for p in holders:
+        recs = by_key.get(p.key, [])
+        expected = p.info.counts[kind] if kind is not None else p.info.values
+        if records is not None and len(recs) == expected and len({r.position for r in recs}) == len(recs):
+            intact.append((p, recs))
+        else:
+            damaged.append(p)
+    return intact, damaged
+
+
 def _first(item: tuple[tuple[int, int], str | None, str]) -> tuple[int, int]:
     return item[0]
 
@@ -545,9 +552,3 @@ def _first(item: tuple[tuple[int, int], str | None, str]) -> tuple[int, int]:
 def _doc_index(d: Document) -> int:
     return d.index
 
-
-def _claim_names(summary: FileSummary) -> dict[int, tuple[str, ...]]:
-    names: dict[int, list[str]] = defaultdict(list)
-    for position, name in summary.claim_refs:
-        names[position].append(name)
-    return {p: tuple(n) for p, n in names.items()}

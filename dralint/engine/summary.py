@@ -124,6 +124,17 @@ class FileSummary:
     #: count a claim's users across the repository (DRA308) without loading every workload
     claim_refs: tuple[tuple[int, str], ...] = ()
 
+    def claim_names(self) -> dict[int, tuple[str, ...]]:
+        """Position among ``objects`` -> the claims its pods name (from ``claim_refs``)."""
+        names: dict[int, list[str]] = {}
+        for position, name in self.claim_refs:
+            names.setdefault(position, []).append(name)
+        return {p: tuple(n) for p, n in names.items()}
+
+    def sources(self) -> dict[int, str | None]:
+        """Document index -> its Helm ``# Source:``."""
+        return {d.doc: d.source for d in self.docs}
+
     @classmethod
     def of(cls, sf: SourceFile, known: Sequence[K8sObject | ValuesDoc] | None = None) -> FileSummary:
         """The summary of a parsed file; ``known``: the index's objects and values of it, which have
