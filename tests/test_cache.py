@@ -13,7 +13,7 @@ from dralint.engine.cache import FORMAT, SummaryCache
 from dralint.engine.config import build_config
 from dralint.engine.pipeline import lint_paths
 from dralint.engine.runner import Result
-from dralint.engine.summary import SUMMARY_FORMAT, FileSummary, SummaryObject, SummaryValues, summarize
+from dralint.engine.summary import SUMMARY_FORMAT, Blob, FileSummary, SummaryObject, SummaryValues, summarize
 from dralint.inputs.files import DEFAULT_EXCLUDES, discover
 from dralint.inputs.load import load_bytes
 from tests.test_parallel import canonical
@@ -182,6 +182,19 @@ def test_summary_carries_lookups_and_defers_the_rest() -> None:
     assert back.values[0].data.value() == {"foo": "bar"}
     assert FileSummary.from_bytes(b'{"format":3,"docs":[],"objects":[[0,[],null,"X",null,null,[0,99],true]],'
                                   b'"values":[],"claim_refs":[]}\n{}') is None  # a blob outside the entry
+
+
+def test_a_compact_summary_holds_text_not_trees_and_stores_the_same_bytes() -> None:
+    sf = load_bytes("x.yaml", (TEMPLATE + "---\n" + SERVICE + "---\nfoo: bar\n").encode())
+    s = summarize(sf)
+    c = s.compact()
+    assert c.to_bytes() == s.to_bytes()
+    assert c.compact() == c  # already text: left as it is
+    rct = next(o for o in c.objects if o.kind == "ResourceClaimTemplate")
+    assert isinstance(rct.data, Blob) and rct.data.value() == next(
+        o.data for o in s.objects if o.kind == "ResourceClaimTemplate")
+    assert next(o for o in c.objects if o.kind == "Service").data is None  # not carried: nothing to hold
+    assert isinstance(c.values[0].data, Blob) and c.values[0].data.value() == {"foo": "bar"}
 
 
 def test_stored_summary_form_is_pinned() -> None:

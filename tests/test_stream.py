@@ -22,7 +22,7 @@ from dralint.engine.config import build_config
 from dralint.engine.lazy import FileLoader
 from dralint.engine.pipeline import lint_paths, load_paths
 from dralint.engine.runner import FileWork, NeedsIndex, SealedIndex, _Runner, limits_for, lint_files
-from dralint.engine.stream import Stream
+from dralint.engine.stream import Stream, stage_of
 from dralint.inputs.index import Index, K8sObject, file_units
 from dralint.inputs.load import load_bytes
 from dralint.model import Violation
@@ -62,19 +62,109 @@ def test_examples_streamed_the_same() -> None:
     assert canonical(streamed) == canonical(whole)
 
 
-def test_a_file_that_needs_no_index_is_let_go(tmp_path: Path) -> None:
+POD_WITH_TEMPLATE = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  resourceClaims:\n  - name: gpu\n"
+    "    resourceClaimTemplateName: {template}\n  containers:\n  - name: c\n    image: x\n"
+    "    resources:\n      claims:\n      - name: gpu\n")
+TEMPLATE = ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: {name}\nspec:\n"
+            "  spec:\n    devices:\n      requests:\n      - name: gpu\n        exactly:\n"
+            "          deviceClassName: gpu.nvidia.com\n")
+
+
+def _configmaps(tmp_path: Path) -> None:
     for i in range(5):
         (tmp_path / f"cm{i}.yaml").write_text(
             f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\ndata:\n  a: '1'\n")
-    (tmp_path / "pod.yaml").write_text(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  resourceClaims:\n  - name: gpu\n"
-        "    resourceClaimTemplateName: missing\n  containers:\n  - name: c\n    image: x\n"
-        "    resources:\n      claims:\n      - name: gpu\n")
+
+
+def _streamed(tmp_path: Path) -> Any:
     config = build_config({}, None, tmp_path)
     config.use_cache = False
-    result = lint_paths([str(tmp_path)], config, jobs=1)
-    assert result.stats["kept_trees"] == 1  # only the pod asked about other files (its template)
-    assert any(f.rule == "DRA304" for f in result.findings)  # and was checked once the index was whole
+    return lint_paths([str(tmp_path)], config, jobs=1)
+
+
+def test_a_file_that_needs_no_index_is_let_go(tmp_path: Path) -> None:
+    _configmaps(tmp_path)
+    (tmp_path / "pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="missing"))
+    result = _streamed(tmp_path)
+    # no file can hold a template (none names the kind), so the pod's question is answered as it streams
+    assert result.stats["waited"] == 0 and result.stats["kept_trees"] == 0
+    assert any(f.rule == "DRA304" for f in result.findings)
+
+
+def test_a_question_about_a_kind_its_own_file_holds_waits_until_the_stage_ends(tmp_path: Path) -> None:
+    _configmaps(tmp_path)
+    (tmp_path / "pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="gpu") + "---\n" + TEMPLATE.format(name="gpu"))
+    result = _streamed(tmp_path)
+    assert result.stats["waited"] == 1  # templates were not complete while its own file was checked
+    assert result.stats["kept_trees"] == 0  # settled once they were, before the configmaps streamed
+    assert not any(f.rule == "DRA304" for f in result.findings)
+
+
+def test_a_file_that_may_hold_a_kind_is_parsed_before_the_files_that_ask(tmp_path: Path) -> None:
+    # the template's file sorts last, but it is parsed first: the pods never wait for it
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}-pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="gpu"))
+    (tmp_path / "z-template.yaml").write_text(TEMPLATE.format(name="gpu"))
+    result = _streamed(tmp_path)
+    assert result.stats["waited"] == 0
+    assert not any(f.rule == "DRA304" for f in result.findings)
+    streamed, whole = both([str(tmp_path)])
+    assert canonical(streamed) == canonical(whole)
+
+
+def test_a_kind_spelled_with_escapes_is_found_before_it_is_asked_about(tmp_path: Path) -> None:
+    # JSON and double-quoted YAML can spell `ResourceClaimTemplate` without its letters in a row
+    (tmp_path / "a-pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="gpu"))
+    (tmp_path / "z-template.json").write_text(
+        '{"apiVersion": "resource.k8s.io/v1", "kind": "Resource\\u0043laimTemplate", "metadata": {"name": "gpu"},'
+        ' "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": '
+        '{"deviceClassName": "gpu.nvidia.com"}}]}}}}')
+    (tmp_path / "z-template2.yaml").write_text(TEMPLATE.format(name="gpu2").replace(
+        "kind: ResourceClaimTemplate", 'kind: "ResourceClaim\\\n  Template"'))
+    (tmp_path / "b-pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="gpu2"))
+    result = _streamed(tmp_path)
+    assert not any(f.rule == "DRA304" for f in result.findings), [f.message for f in result.findings]
+    streamed, whole = both([str(tmp_path)])
+    assert canonical(streamed) == canonical(whole)
+
+
+@pytest.mark.parametrize(("text", "stage"), [
+    (b"kind: DeviceClass\n", 0),
+    (b"kind: ResourceSlice\n", 0),
+    (b"kind: ResourceClaimTemplate\n", 1),
+    (b"kind: ResourceClaim\n", 1),
+    (b"kind: ComputeDomain\n", 1),
+    (b"kind: Deployment\nspec:\n  resourceClaims: []\n", 2),  # field names are not kinds
+    (b"kind: Pod\nargs: ['a\\tb']\n", 2),  # an escape that spells no letter
+    (b'{"kind": "\\u0044eviceClass"}', 0),
+    (b'kind: "\\x44eviceClass"', 0),
+    (b'kind: "Device\\\n  Class"', 0),
+    (None, 0),  # unknown text (a file that could not be read): first
+])
+def test_stage_of(text: bytes | None, stage: int) -> None:
+    assert stage_of(text) == stage
+
+
+def test_the_sealed_index_answers_complete_kinds_and_its_own_file() -> None:
+    sealed = SealedIndex()
+    sf, objects = _units(CM)
+    early = Index()
+    early.add_file(sf, True, objects)
+    sealed.complete(early, frozenset({"ConfigMap"}), frozenset({"a.yaml"}))
+    assert list(sealed.of_kind("ConfigMap")) == objects
+    assert sealed.find("ConfigMap", "cm") == objects
+    with pytest.raises(NeedsIndex):  # one kind of the two is not complete
+        sealed.of_kind("ConfigMap", "Secret")
+    with pytest.raises(NeedsIndex):
+        sealed.claim_users("cm", None)
+    assert sealed.reads == {"ConfigMap"}
+    other, mine = _units(CM.replace("name: cm", "name: mine"))
+    sealed.own(other, mine, [])
+    assert sealed.in_file("a.yaml", "ConfigMap") == mine  # the file being checked, as it is parsed
+    sealed.shared = frozenset({"a.yaml"})  # two inputs at one path: neither answers alone
+    with pytest.raises(NeedsIndex):
+        sealed.in_file("a.yaml", "ConfigMap")
 
 
 def _units(text: str) -> tuple[Any, list[K8sObject]]:

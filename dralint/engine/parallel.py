@@ -221,7 +221,7 @@ def _phase1(conn: Connection, job: _Job, share: list[int]) -> tuple[str, Any]:
     cache = job.cache
     runner = _Runner(job.config, Index())
     runner.seal()
-    stream = Stream(runner)  # targets are checked as they are parsed (see dralint.engine.stream)
+    stream = Stream(runner, [inp.display for inp in job.inputs])  # checked as parsed (dralint.engine.stream)
     mine: dict[int, FileSummary] = {}
     out: dict[int, bytes] = {}
     writes = 0

@@ -12,7 +12,8 @@ repository scale:
   files, the summaries are exchanged so that every worker has the whole index, then each runs
   all rules on its own targets and sends back only findings.
 - Target files are streamed (`dralint.engine.stream`): each is checked as it is parsed and its tree
-  goes, except the objects whose rules asked about other files; those are checked at the end.
+  goes, except the objects whose rules asked about other files; those are checked once the kinds
+  they asked about are complete (the files that may hold them come first), or at the end.
 - Target files whose stored findings still hold (`dralint.engine.results`) are neither read nor parsed.
 Findings are the same with and without workers and caches (tests/test_parallel.py, test_cache.py,
 test_results_cache.py).
@@ -36,7 +37,7 @@ from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.pack import PACK_MIN_FILES, LazyIndex, Pack, pack_bytes
 from dralint.engine.results import Entry, FileRow, Outcome, ResultsCache, row_of
 from dralint.engine.runner import InternalError, Result, _Runner, limits_for
-from dralint.engine.stream import Stream
+from dralint.engine.stream import STAGES, Stream, stage_of
 from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.files import FileRef, discover, read_file
 from dralint.inputs.index import Index
@@ -354,6 +355,24 @@ class _Run:
                 add_summary(index, inp.display, own[i] if i in own else self.summary(i), inp.target, loaders[i])
         return index
 
+    def early_index(self, own: dict[int, FileSummary], stream: Stream, loaders: list[FileLoader],
+                    kinds: frozenset[str]) -> tuple[Index, frozenset[str]]:
+        """An index of the files summarised so far that hold ``kinds`` or still wait, built as
+        `index_of` builds the whole one (so it lists the objects of ``kinds`` as that one will, when no
+        file still to parse holds one), and the paths of its files."""
+        index = Index()
+        paths: set[str] = set()
+        for i, inp in enumerate(self.inputs):
+            summary = own[i] if i in own else self.summaries.get(i)
+            if summary is None or not (stream.waits(i) or any(o.kind in kinds for o in summary.objects)):
+                continue
+            if i in own:
+                stream.add(index, i, inp.display, summary, loaders[i])
+            else:
+                add_summary(index, inp.display, summary, inp.target, loaders[i])
+            paths.add(inp.display)
+        return index, frozenset(paths)
+
     def update_pack(self, known: dict[int, FileSummary] | None = None) -> None:
         """Store a new context pack when there is none, or when more than `PACK_STALE_FRACTION` of
         this run's context files are not in it (``known``: summaries the caller holds, such as those
@@ -416,6 +435,15 @@ class _Run:
         return sum(r.objects for r, inp in zip(rows, self.inputs, strict=True) if inp.target)
 
 
+def _stages(inputs: list[Input], todo: list[int]) -> list[list[int]]:
+    """The files to parse, by the first stage whose kinds they may hold (`dralint.engine.stream.STAGES`),
+    each group in input order."""
+    groups: list[list[int]] = [[] for _ in range(len(STAGES) + 1)]
+    for i in todo:
+        groups[stage_of(inputs[i].raw)].append(i)
+    return groups
+
+
 def _lint_serial(run: _Run) -> Result:
     with quiet_gc():
         return _lint_serial_quiet(run)
@@ -424,14 +452,17 @@ def _lint_serial(run: _Run) -> Result:
 def _lint_serial_quiet(run: _Run) -> Result:
     """Stream the files: each target is parsed, checked on its own and summarised, and its parse tree
     goes, unless a rule asked the index about it (`dralint.engine.runner.SealedIndex`). Those
-    (rule, unit) pairs run at the end, on an index of summaries plus the few trees kept for them.
-    Peak memory then grows with the index, not with the repository."""
+    (rule, unit) pairs run again when the kinds they asked about are complete (the files that may
+    hold them are parsed first: `dralint.engine.stream.STAGES`), or at the end, on an index of
+    summaries plus the few trees kept for them. Peak memory then grows with the index, not with the
+    repository."""
     inputs, cache = run.inputs, run.cache
     limits = limits_for(run.config)
     runner = _Runner(run.config, Index())
     runner.seal()
-    stream = Stream(runner)
+    stream = Stream(runner, [inp.display for inp in inputs])
     own: dict[int, FileSummary] = {}  # summaries of the parsed targets (index, dependency digest, cache)
+    loaders: list[FileLoader] | None = None
 
     def parse(i: int) -> None:
         inp = inputs[i]
@@ -440,12 +471,24 @@ def _lint_serial_quiet(run: _Run) -> Result:
             own[i] = stream.check(i, sf, owned=inp.loaded is None)
             progress.advance()
         else:
-            summary = run.summaries[i] = summarize(sf)  # the parse tree goes; the summary keeps what the index needs
+            summary = run.summaries[i] = summarize(sf).compact()  # the parse tree goes: the summary keeps
+            # what the index needs
             if cache is not None and inp.key is not None:
                 cache.put(inp.key, summary.to_bytes())
 
-    for i in range(len(inputs)):
-        if i not in run.summaries and i not in run.candidates and i not in run.lazy:
+    todo = [i for i in range(len(inputs)) if i not in run.summaries and i not in run.candidates and i not in run.lazy]
+    # Staged only when every input is parsed now or summarised already: a file the caches answer
+    # for later (a stored result, a packed context file) could hold any kind.
+    groups = _stages(inputs, todo) if not run.candidates and not run.lazy else [todo]
+    complete: frozenset[str] = frozenset()
+    for n, group in enumerate(groups):
+        if n and any(groups[n:]):  # the kinds of the stages before are complete: rules may ask about them
+            loaders = loaders or [inp.loader(limits, run.stats) for inp in inputs]
+            complete |= STAGES[n - 1]
+            early, done = run.early_index(own, stream, loaders, complete)
+            runner.sealed.complete(early, complete, done)
+            stream.advance()
+        for i in group:
             parse(i)
     rows: list[FileRow] | None = None
     reused: set[int] = set()
@@ -457,8 +500,9 @@ def _lint_serial_quiet(run: _Run) -> Result:
             if i not in reused:
                 parse(i)
     progress.advance(len(reused))
-    loaders = [inp.loader(limits, run.stats) for inp in inputs]
-    run.stats["kept_trees"] = len(stream.waiting)
+    loaders = loaders or [inp.loader(limits, run.stats) for inp in inputs]
+    run.stats["kept_trees"] = len(stream.waiting)  # waiting for the whole index
+    run.stats["waited"] = stream.waited
     index: Index | None = None
     if stream.waiting:  # else no rule asked the index: it is built only if a report asks for it
         index = run.index_of(own, stream, loaders)
@@ -471,9 +515,10 @@ def _lint_serial_quiet(run: _Run) -> Result:
             key = inputs[i].key
             if key is not None and not cache.has(key):
                 cache.put(key, summary.to_bytes())
-    if rows is None or index is not None:  # what the rules read decides which rows the digest needs
-        rows = run.rows(own, nothing_read=index is None)
-    run.store(stream.outcomes, index.reads if index is not None else set(), rows)
+    reads = runner.early_reads | (index.reads if index is not None else set())
+    if rows is None or reads:  # what the rules read decides which rows the digest needs
+        rows = run.rows(own, nothing_read=not reads and index is None)
+    run.store(stream.outcomes, reads, rows)
     run.update_pack()
     # the caller's index is built from the summaries if a report reads it: the trees kept for the
     # waiting rules go now, before the report takes its own memory

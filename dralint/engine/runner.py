@@ -81,20 +81,68 @@ class NeedsIndex(BaseException):
 
 
 class SealedIndex:
-    """The index while a file is checked on its own (streaming): any question about other files is
-    refused; a file's own values documents are known."""
+    """The index while a file is checked on its own (streaming): a question about other files is
+    refused, unless it is about kinds that are complete already.
+
+    A streamed run parses the files that may hold the kinds other rules ask about first
+    (`dralint.engine.stream.STAGES`); once those are all summarised, `complete` hands over an index of
+    the files done so far, and questions about those kinds are answered from it (it holds every
+    object of them, in the order the whole index would). The file being checked is known: its values
+    documents, and its own objects for `Index.in_file`."""
 
     def __init__(self) -> None:
         self._file: SourceFile | None = None
+        self._objects: Sequence[K8sObject] = ()
         self._values: Sequence[ValuesDoc] = ()
+        self._early: Index | None = None
+        self._complete: frozenset[str] = frozenset()
+        #: paths of the files in ``_early`` (their `Index.in_file` answers are whole)
+        self._done: frozenset[str] = frozenset()
+        #: paths more than one input has: the index merges their objects, so no file answers alone
+        self.shared: frozenset[str] = frozenset()
+        #: what rules asked the early indexes (part of the run's `Index.reads`)
+        self.reads: set[str] = set()
 
-    def own(self, sf: SourceFile, values: Sequence[ValuesDoc]) -> None:
-        self._file, self._values = sf, values
+    def own(self, sf: SourceFile | None, objects: Sequence[K8sObject] = (), values: Sequence[ValuesDoc] = ()) -> None:
+        self._file, self._objects, self._values = sf, objects, values
+
+    def complete(self, index: Index, kinds: frozenset[str], done: frozenset[str]) -> None:
+        """Answer questions about ``kinds`` (and about the files at ``done``) from ``index``."""
+        index.reads = self.reads
+        self._early, self._complete, self._done = index, kinds, done
+
+    def _ask(self, name: str, kinds: Sequence[str]) -> Index:
+        if self._early is None or not kinds or not self._complete.issuperset(kinds):
+            raise NeedsIndex(name)
+        return self._early
+
+    def of_kind(self, *kinds: str) -> Iterator[K8sObject]:
+        return self._ask("of_kind", kinds).of_kind(*kinds)
+
+    def find(self, kind: str, name: str, namespace: str | None = None) -> list[K8sObject]:
+        return self._ask("find", (kind,)).find(kind, name, namespace)
+
+    def find_any_namespace(self, kind: str, name: str) -> list[K8sObject]:
+        return self._ask("find_any_namespace", (kind,)).find_any_namespace(kind, name)
+
+    def names_of(self, kind: str) -> list[tuple[str | None, str]]:
+        return self._ask("names_of", (kind,)).names_of(kind)
+
+    def in_file(self, path: str, *kinds: str) -> list[K8sObject]:
+        if path in self.shared:
+            raise NeedsIndex("in_file")
+        if self._file is not None and path == self._file.path:
+            return [o for o in self._objects if o.kind in kinds]
+        if self._early is not None and path in self._done:
+            return self._early.in_file(path, *kinds)
+        raise NeedsIndex("in_file")
 
     def values_in(self, sf: SourceFile) -> list[ValuesDoc]:
-        if sf is not self._file:
-            raise NeedsIndex("values_in")
-        return list(self._values)
+        if sf is self._file:
+            return list(self._values)
+        if self._early is not None and sf.path in self._done and sf.path not in self.shared:
+            return self._early.values_in(sf)
+        raise NeedsIndex("values_in")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # introspection (copy, pickle, test tools), not a rule's question
@@ -146,7 +194,7 @@ class _Runner:
         self._kind_cache: dict[str | None, list[tuple[RuleImpl, RuleMeta]]] = {}
         self._calls: dict[tuple[str | None, int], list[tuple[CheckFn, RuleMeta, Context]]] = {}
         self.errors: list[InternalError] = []
-        self._sealed = SealedIndex()
+        self.sealed = SealedIndex()
         #: findings a suppression silenced (kept for the JSON and SARIF reports)
         self.suppressions: list[Finding] = []
 
@@ -224,7 +272,7 @@ class _Runner:
         once the whole index exists. What such a rule yielded before asking is dropped.
         """
         work = FileWork(sf)
-        self._sealed.own(sf, values)
+        self.sealed.own(sf, objects, values)
         for impl, meta in self.by_scope["file"]:
             self._unit(work, impl.fn, meta, self.contexts[meta.code], sf, None, defer)
         for obj in objects:
@@ -272,10 +320,23 @@ class _Runner:
         for fn, meta, unit, ann in deferred:
             self._unit(work, fn, meta, self.contexts[meta.code], unit, ann, False)
 
+    def retry(self, work: FileWork) -> None:
+        """Run a file's deferred pairs again on the sealed index, which knows more kinds by now;
+        the pairs it still cannot answer stay deferred."""
+        deferred, work.deferred = work.deferred, []
+        self.sealed.own(None)
+        for fn, meta, unit, ann in deferred:
+            self._unit(work, fn, meta, self.contexts[meta.code], unit, ann, True)
+
     def seal(self) -> None:
         """Give the rules a sealed index until `unseal` (see `collect`)."""
         for ctx in self.contexts.values():
-            ctx.index = self._sealed  # type: ignore[assignment]
+            ctx.index = self.sealed  # type: ignore[assignment]
+
+    @property
+    def early_reads(self) -> set[str]:
+        """What the rules asked before the whole index existed (`SealedIndex.complete`)."""
+        return self.sealed.reads
 
     def unseal(self, index: Index) -> None:
         self.index = index

@@ -3,16 +3,24 @@
 Most rule runs look at one object and nothing else. Those run while the file is parsed, against a
 sealed index (`dralint.engine.runner.SealedIndex`); a rule that asks the index about an object
 (a claim's template, a class, the inventory) is refused, and that (rule, unit) pair waits, with only
-its own document kept, until every file has been summarised. `Stream.finish` then runs the waiting pairs
-on the complete index and settles those files' suppressions.
+its own document kept. `Stream.finish` runs the pairs still waiting once every file is summarised,
+on the complete index, and settles those files' suppressions.
+
+Most questions are about a few kinds (classes, slices, claims, templates), so files that may hold
+those are parsed first, in `STAGES`. When a stage ends, no file left can hold its kinds: the sealed
+index answers questions about them from the files done so far, and `Stream.advance` runs the
+waiting pairs again, so most files are settled and let go long before the end.
 
 The findings are those of checking every file against a complete index: a refused rule run starts
-again from nothing, and the index the waiting pairs see holds the same objects in the same order
-(the waiting units themselves, summaries for the rest) as a run that keeps every tree.
+again from nothing, and the index a rule run sees holds the same objects of the kinds it asks about
+in the same order (the waiting units themselves, summaries for the rest) as a run that keeps every
+tree.
 """
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 
 from dralint.engine.lazy import FileLoader, KeptUnits, LazySourceFile, add_summary
@@ -22,16 +30,48 @@ from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.index import Index, K8sObject, ValuesDoc, file_units
 from dralint.inputs.load import Document, Limits, SourceFile, plain_text
 
+#: Kinds that other objects' rules ask about, in the order a streamed run completes them: files that
+#: may hold a kind of the first stage are parsed first, then those of the second, then the rest. At
+#: the end of a stage its kinds are complete (no file left can hold one), so rules asking about
+#: them are answered from then on, and the rule runs waiting for them run and let their trees go.
+#: Which kinds are listed decides only how much waits, never the findings: a question about a kind
+#: not yet complete waits for the whole index as before.
+STAGES: tuple[frozenset[str], ...] = (
+    frozenset({"DeviceClass", "ResourceSlice", "DeviceTaintRule"}),
+    frozenset({"ResourceClaim", "ResourceClaimTemplate", "ComputeDomain"}),
+)
+_STAGE_BYTES = [[k.encode() for k in sorted(stage)] for stage in STAGES]
+#: escapes that can spell a kind's name without its letters: \x, \u, \U (YAML, JSON) and an
+#: escaped line break in a double-quoted YAML scalar, which joins two lines with nothing between
+_ESCAPE = re.compile(rb"\\[xuU\r\n]")
+
+
+def stage_of(text: bytes | None) -> int:
+    """The first stage a file's text may hold a kind of (``len(STAGES)``: none). A kind is a plain
+    string in a parsed document, so its name is in the text unless an escape spells it; a file with
+    such an escape, or whose text is not known, goes first."""
+    if text is None or (b"\\" in text and _ESCAPE.search(text)):
+        return 0
+    for n, names in enumerate(_STAGE_BYTES):
+        if any(name in text for name in names):
+            return n
+    return len(STAGES)
+
 
 class Stream:
-    def __init__(self, runner: _Runner) -> None:
+    def __init__(self, runner: _Runner, displays: Sequence[str] = ()) -> None:
+        """``displays``: the paths of every input of the run (a path two inputs share is never
+        answered for from one file alone)."""
         self.runner = runner
+        runner.sealed.shared = frozenset(d for d, n in Counter(displays).items() if n > 1)
         self.limits = limits_for(runner.config)
         #: input index -> files with rule runs waiting for the index (their trees are kept)
         self.waiting: dict[int, FileWork] = {}
         #: of those, the files of which only the documents of waiting units are kept
         self.kept: dict[int, KeptUnits] = {}
         self.outcomes: dict[int, Outcome] = {}
+        #: how many files had rule runs waiting when they were checked (`advance` may settle them early)
+        self.waited = 0
         self._errors: dict[int, list[InternalError]] = {}
 
     def check(self, i: int, sf: SourceFile, owned: bool = True) -> FileSummary:
@@ -42,10 +82,12 @@ class Stream:
         objects = [u for u in units if isinstance(u, K8sObject)]
         values = [u for u in units if isinstance(u, ValuesDoc)]
         work = self.runner.collect(sf, objects, values, defer=True)
-        summary = summarize(sf, units)
+        summary = summarize(sf, units).compact()  # the trees go with the file, not with the summary
         if not work.deferred:
             self._settle(i, work)
-        elif not owned or any(unit is sf for _, _, unit, _ in work.deferred):
+            return summary
+        self.waited += 1
+        if not owned or any(unit is sf for _, _, unit, _ in work.deferred):
             work.units = units  # a file-wide rule waits: the whole tree stays
             self.waiting[i] = work
         else:
@@ -61,6 +103,20 @@ class Stream:
             index.add_file(work.sf, True, work.units)
         else:
             add_summary(index, display, summary, True, loader, self.kept.get(i))
+
+    def advance(self) -> None:
+        """Run the waiting rule runs again once more kinds are complete (`SealedIndex.complete`): the
+        files whose runs are all done are settled and let go; the others keep only what still waits."""
+        for i in sorted(self.waiting):
+            work = self.waiting[i]
+            self.runner.retry(work)
+            if not work.deferred:
+                del self.waiting[i]
+                self.kept.pop(i, None)
+                self._settle(i, work)
+            elif i in self.kept:
+                self.kept[i] = _reslim(work, self.kept[i])
+            _let_go(work.sf)  # its findings so far are placed: decoded again when read
 
     def finish(self, index: Index) -> None:
         """Run the waiting rule runs against the complete ``index``."""
@@ -89,6 +145,9 @@ class Stream:
         """The rule crashes, in file order (as one process that keeps every tree reports them)."""
         return [e for i in sorted(self._errors) for e in self._errors[i]]
 
+    def waits(self, i: int) -> bool:
+        return i in self.waiting
+
     def _whole(self, i: int) -> bool:
         """Whether file ``i`` waits with its whole tree (not cut down to its waiting documents)."""
         return i in self.waiting and i not in self.kept
@@ -115,6 +174,19 @@ def _slim(work: FileWork, objects: Sequence[K8sObject], values: Sequence[ValuesD
                     for d in sf.documents]
     return KeptUnits(sf, {p: u for p, u in enumerate(objects) if id(u) in waiting},
                      {p: u for p, u in enumerate(values) if id(u) in waiting})
+
+
+def _reslim(work: FileWork, kept: KeptUnits) -> KeptUnits:
+    """`_slim` again after some of a file's waiting runs are done."""
+    waiting = {id(unit) for _, _, unit, _ in work.deferred}
+    objects = {p: u for p, u in kept.objects.items() if id(u) in waiting}
+    values = {p: u for p, u in kept.values.items() if id(u) in waiting}
+    docs = {id(u.doc) for u in objects.values()} | {id(u.doc) for u in values.values()}
+    sf = work.sf
+    sf.documents = [d if d.data is None or id(d) in docs else Document(d.index, None, d.start, d.end, d.source,
+                                                                       d.duplicates, d.skip)
+                    for d in sf.documents]
+    return KeptUnits(sf, objects, values)
 
 
 class _Parked(SourceFile):

@@ -49,6 +49,11 @@ class Blob:
         return json.loads(self.buf[self.start : self.end])
 
 
+def _blob(data: Any) -> Blob:
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return Blob(text, 0, len(text))
+
+
 class DataTexts:
     """The data part of a stored summary (or pack): each carried value as a JSON text, one after another."""
 
@@ -163,6 +168,16 @@ class FileSummary:
                     objects.append(SummaryObject(doc.index, u.base_path, u.api_version, u.kind, u.name, u.namespace,
                                                  u.data if keep else None, keep))
         return cls(tuple(docs), tuple(objects), tuple(values), tuple(refs))
+
+    def compact(self) -> FileSummary:
+        """This summary with every carried value as its JSON text, decoded again when a rule reads it
+        (as from the cache). A parse tree with its positions takes about ten times the memory of its
+        text, and a streamed run keeps the summary of every file it parsed to the end."""
+        objects = tuple(o if o.data is None or o.data.__class__ is Blob else o._replace(data=_blob(o.data))
+                        for o in self.objects)
+        values = tuple(v if v.data is None or v.data.__class__ is Blob else v._replace(data=_blob(v.data))
+                       for v in self.values)
+        return FileSummary(self.docs, objects, values, self.claim_refs)
 
     def to_bytes(self) -> bytes:
         texts = DataTexts()
