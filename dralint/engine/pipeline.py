@@ -504,6 +504,7 @@ def _lint_serial_quiet(run: _Run) -> Result:
     run.stats["kept_trees"] = len(stream.waiting)  # waiting for the whole index
     run.stats["waited"] = stream.waited
     index: Index | None = None
+    runner.sealed.let_go()  # the early index goes before the whole one is built
     if stream.waiting:  # else no rule asked the index: it is built only if a report asks for it
         index = run.index_of(own, stream, loaders)
         # what is still parsed lives to the end: out of the collector's sight (when it is much)

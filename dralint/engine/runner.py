@@ -111,6 +111,10 @@ class SealedIndex:
         index.reads = self.reads
         self._early, self._complete, self._done = index, kinds, done
 
+    def let_go(self) -> None:
+        """Forget the early index (what the rules asked of it stays in `reads`)."""
+        self._early, self._complete, self._done = None, frozenset(), frozenset()
+
     def _ask(self, name: str, kinds: Sequence[str]) -> Index:
         if self._early is None or not kinds or not self._complete.issuperset(kinds):
             raise NeedsIndex(name)
