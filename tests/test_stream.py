@@ -319,3 +319,28 @@ def test_a_waiting_files_text_is_let_go_and_read_again_from_its_bytes() -> None:
     assert [f.rule for f in stream.outcomes[0].findings] == ["DRA304"]
     assert sf.__dict__["text"] == "" and sf._line_starts is None  # let go once its runs are settled
     assert sf.text == text
+
+
+def test_the_unknown_class_memo_lets_each_files_objects_go() -> None:
+    """DRA305 groups a file's references once per file; its memo must not keep every file's objects
+    (and with them their parse trees) to the end of a streamed run."""
+    load_checks()
+    from dralint.checks.wiring import unknown_device_class
+
+    ctx = Context(index=Index(), profile=build_config({}, None, REPO).profile)
+    claim = ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {{name: c{n}}}\nspec:\n  devices:\n"
+             "    requests:\n    - name: gpu\n      exactly: {{deviceClassName: nowhere.example.com}}\n")
+    refs = []
+    for n in range(5):
+        sf = load_bytes(f"f{n}.yaml", (claim.format(n=n) + "---\n" + claim.format(n=f"{n}b")).encode())
+        objects = [u for u in file_units(sf) if isinstance(u, K8sObject)]
+        index = Index()
+        index.add_file(sf, True, objects)
+        ctx.index = index
+        found = [len(list(unknown_device_class(o, ctx))) for o in objects]
+        assert found == [1, 0]  # one finding per class per file, on its first reference
+        refs.append(weakref.ref(objects[0]))
+        del sf, objects, index
+        ctx.index = Index()
+        gc.collect()
+        assert all(r() is None for r in refs[:-1])  # only the last file's objects may still be held

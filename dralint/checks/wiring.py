@@ -165,11 +165,12 @@ def unknown_device_class(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
 def _missing_class_refs(
     obj: K8sObject, ctx: Context, known: set[str]
 ) -> dict[str, list[tuple[K8sObject, JsonPath]]]:
-    """Unknown class -> its references in ``obj``'s file, in file order (computed once per file)."""
-    key = ("dra305-refs", obj.file.path)
-    hit: dict[str, list[tuple[K8sObject, JsonPath]]] | None = ctx.cache.get(key)
-    if hit is not None and any(o is obj for refs in hit.values() for o, _ in refs):
-        return hit
+    """Unknown class -> its references in ``obj``'s file, in file order (computed once per file: the
+    memo holds the last file's only, since it holds that file's objects and a streamed run lets
+    every other file's objects go)."""
+    memo: tuple[str, dict[str, list[tuple[K8sObject, JsonPath]]]] | None = ctx.cache.get("dra305-refs")
+    if memo is not None and memo[0] == obj.file.path and any(o is obj for refs in memo[1].values() for o, _ in refs):
+        return memo[1]
     out: dict[str, list[tuple[K8sObject, JsonPath]]] = {}
     objs = ctx.index.in_file(obj.file.path, "ResourceClaim", "ResourceClaimTemplate")
     if not any(o is obj for o in objs):
@@ -180,7 +181,7 @@ def _missing_class_refs(
                 dc = alt.device_class
                 if dc and dc not in known:  # an empty name is DRA104's (required field)
                     out.setdefault(dc, []).append((o, (*alt.path, "deviceClassName")))
-    ctx.cache[key] = out
+    ctx.cache["dra305-refs"] = (obj.file.path, out)
     return out
 
 
