@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from dralint.inputs import load
@@ -118,7 +120,8 @@ def test_empty_and_comment_only_files() -> None:
 def test_positions_by_counting_agree_with_the_line_table(monkeypatch: pytest.MonkeyPatch) -> None:
     """The first positions of a file are found by counting newlines; the rest from its line table.
     Both give the same line and column for every offset, the end of the text and past it included."""
-    texts = ["", "a", "a\n", "\n\n", "ab\ncd\r\nef", "x: 1\n\n  y: [2]\r\n# z\n", "é\nü\n\n€"]
+    texts = ["", "a", "a\n", "\n\n", "ab\ncd\r\nef", "x: 1\n\n  y: [2]\r\n# z\n", "é\nü\n\n€",
+             "".join(f"k{i}: {'v' * (i % 7)}\n" for i in range(200))]
     for text in texts:
         counted = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
         monkeypatch.setattr(load, "COUNTED_POSITIONS", 0)
@@ -129,3 +132,10 @@ def test_positions_by_counting_agree_with_the_line_table(monkeypatch: pytest.Mon
         assert got_counted == got_table, text
         assert counted.__dict__["_line_starts"] is None  # every one of them was counted
         assert table.__dict__["_line_starts"] is not None
+        # each position is counted from the one before it: backwards and in any order too
+        backwards = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
+        assert [backwards.line_col(o) for o in reversed(range(len(text) + 3))] == got_table[::-1], text
+        order = list(range(len(text) + 3))
+        random.Random(len(text)).shuffle(order)
+        shuffled = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
+        assert [shuffled.line_col(o) for o in order] == [got_table[o] for o in order], text

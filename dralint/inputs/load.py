@@ -142,6 +142,8 @@ class SourceFile:
     _line_starts: array[int] | None = None
     #: positions found by counting lines, before `line_starts` is built (`line_col`)
     _counted: int = field(default=0, compare=False, repr=False)
+    #: (offset, line) of the last position counted: the next is counted from there
+    _near: tuple[int, int] = field(default=(0, 1), compare=False, repr=False)
 
     # -- positions -------------------------------------------------------------------------
     def line_starts(self) -> array[int]:
@@ -158,10 +160,18 @@ class SourceFile:
         """1-based line and column of a character offset (the BOM is not counted)."""
         if self.__dict__.get("_line_starts") is None and offset >= 0 and self._counted < COUNTED_POSITIONS:
             # most files are asked for a handful of positions: counting the newlines before each (in
-            # C) is cheaper than splitting the whole text into lines; a file asked for many gets the table
+            # C) is cheaper than splitting the whole text into lines; a file asked for many gets the table.
+            # Positions come near each other (a span's two ends, the findings of one object), so each
+            # is counted from the one before, not from the start of a file that may be megabytes long.
             self._counted += 1
             text = self.text
-            return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+            at, line = self._near
+            if offset >= at:
+                line += text.count("\n", at, offset)
+            else:
+                line -= text.count("\n", offset, at)
+            self._near = (offset, line)
+            return line, offset - text.rfind("\n", 0, offset)
         starts = self.line_starts()
         line = bisect_right(starts, offset) - 1
         return line + 1, offset - starts[line] + 1
