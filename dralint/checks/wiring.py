@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra, intended
@@ -168,9 +168,9 @@ def _missing_class_refs(
     """Unknown class -> its references in ``obj``'s file, in file order (computed once per file: the
     memo holds the last file's only, since it holds that file's objects and a streamed run lets
     every other file's objects go)."""
-    memo: tuple[str, dict[str, list[tuple[K8sObject, JsonPath]]]] | None = ctx.cache.get("dra305-refs")
-    if memo is not None and memo[0] == obj.file.path and any(o is obj for refs in memo[1].values() for o, _ in refs):
-        return memo[1]
+    memo: _ClassRefs | None = ctx.cache.get("dra305-refs")
+    if memo is not None and memo.path == obj.file.path and id(obj) in memo.ids:
+        return memo.refs  # the ids are those of objects the memo holds: none is reused meanwhile
     out: dict[str, list[tuple[K8sObject, JsonPath]]] = {}
     objs = ctx.index.in_file(obj.file.path, "ResourceClaim", "ResourceClaimTemplate")
     if not any(o is obj for o in objs):
@@ -181,8 +181,17 @@ def _missing_class_refs(
                 dc = alt.device_class
                 if dc and dc not in known:  # an empty name is DRA104's (required field)
                     out.setdefault(dc, []).append((o, (*alt.path, "deviceClassName")))
-    ctx.cache["dra305-refs"] = (obj.file.path, out)
+    ctx.cache["dra305-refs"] = _ClassRefs(obj.file.path, objs, {id(o) for o in objs}, out)
     return out
+
+
+class _ClassRefs(NamedTuple):
+    """`_missing_class_refs` of one file: the claims and templates looked at, and what they reference."""
+
+    path: str
+    objects: list[K8sObject]
+    ids: set[int]
+    refs: dict[str, list[tuple[K8sObject, JsonPath]]]
 
 
 @rule("DRA306", needs="claims")
