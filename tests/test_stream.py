@@ -344,3 +344,20 @@ def test_the_unknown_class_memo_lets_each_files_objects_go() -> None:
         ctx.index = Index()
         gc.collect()
         assert all(r() is None for r in refs[:-1])  # only the last file's objects may still be held
+
+
+def test_context_files_are_parsed_in_stages_too(tmp_path: Path) -> None:
+    (tmp_path / "a-pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="gpu"))
+    ctx = tmp_path / "ctx"
+    ctx.mkdir()
+    for i in range(3):
+        (ctx / f"cm{i}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n")
+    (ctx / "z-template.yaml").write_text(TEMPLATE.format(name="gpu"))
+    config = build_config({}, None, tmp_path)
+    config.use_cache = False
+    result = lint_paths([str(tmp_path / "a-pod.yaml")], config, context=[str(ctx)], jobs=1)
+    assert result.stats["waited"] == 0  # the context template was summarised before the pod was checked
+    assert not any(f.rule == "DRA304" for f in result.findings)
+    (ctx / "z-template.yaml").write_text(TEMPLATE.format(name="other"))
+    result = lint_paths([str(tmp_path / "a-pod.yaml")], config, context=[str(ctx)], jobs=1)
+    assert [f.rule for f in result.findings if f.rule == "DRA304"] == ["DRA304"]
