@@ -360,3 +360,28 @@ def test_pretty_json_hands_odd_values_to_json_dumps() -> None:
 
     for odd in ({1: "int key"}, {"k": Name("sub")}, [float("nan"), float("inf")], {"a": {True: 1}}):
         assert pretty_json(odd) == json.dumps(odd, indent=2, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("copies", [0, 1, 3])
+def test_the_json_report_written_in_pieces_is_the_whole_document(monkeypatch: pytest.MonkeyPatch,
+                                                                  copies: int) -> None:
+    """`render_chunks` writes what `json_text(pretty_json(doc))` of the whole report writes, with
+    more findings than one piece holds, none, suppressed ones and hostile strings."""
+    from dralint.report import get_chunks, json_report
+    from dralint.report.escaping import json_text
+
+    monkeypatch.setattr(json_report, "CHUNK", 2)
+    text = "---\n".join([GPU_POD.replace("trainer", f"t{i}") for i in range(copies)] + [HOSTILE])
+    text += "---\n" + GPU_POD.replace("name: trainer", "name: quiet\n  annotations:\n"
+                                      "    dralint.io/ignore: DRA201 -- shared node pool")
+    result = lint_text(text)
+    if not copies:
+        result.findings = []
+    doc = {"version": json_report.FORMAT_VERSION,
+           "findings": [json_report.finding_json(f) for f in result.findings],
+           "suppressed": [json_report.suppressed_json(f) for f in result.suppressions],
+           "summary": json_report.summary_json(result)}
+    whole = json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+    pieces = list(get_chunks("json")(result, ReportOptions()))
+    assert "".join(pieces) == whole == get_formatter("json")(result, ReportOptions())
+    assert len(pieces) >= 4 + (len(result.findings) + 1) // 2  # one piece per two findings, at least

@@ -26,7 +26,7 @@ from dralint.inputs.load import HAVE_LIBYAML
 from dralint.knowledge.classes import describe_unknown
 from dralint.knowledge.profile import newest_minor
 from dralint.model import Severity
-from dralint.report import ReportOptions, format_names, get_formatter
+from dralint.report import ReportOptions, format_names, get_chunks, get_formatter
 from dralint.report.escaping import echo_err
 
 #: results of this process's lint runs, kept until `entry` exits without freeing them (see there)
@@ -143,7 +143,8 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | N
         click.echo(get_formatter("text")(result, opts), nl=False, color=opts.color)
     else:
         fmt_opts = opts if fmt in ("text", "full") else ReportOptions(statistics=statistics, quiet=opts.quiet)
-        click.echo(get_formatter(fmt)(result, fmt_opts), nl=False, color=opts.color)
+        for piece in get_chunks(fmt)(result, fmt_opts):  # written as made: a large report is never whole
+            click.echo(piece, nl=False, color=opts.color)
     sys.exit(_write_extra(result, extra_outputs, statistics, code))
 
 

@@ -7,7 +7,7 @@ The migration-readiness report (`readiness`) and the rule documentation (`docs`)
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from dralint.engine.memory import quiet_gc
@@ -58,6 +58,25 @@ def get_formatter(name: str) -> Formatter:
         module, attr = _FORMATS[name]
         FORMATTERS[name] = _quietly(getattr(importlib.import_module(f"dralint.report.{module}"), attr))
     return FORMATTERS[name]
+
+
+Chunks = Callable[[Result, ReportOptions], Iterable[str]]
+
+
+def get_chunks(name: str) -> Chunks:
+    """The formatter called ``name`` as pieces of text to write one after another: a format that
+    can make its report piece by piece (``render_chunks``) never holds the whole of a large one."""
+    module, _ = _FORMATS[name]
+    whole = get_formatter(name)
+    pieces = getattr(importlib.import_module(f"dralint.report.{module}"), "render_chunks", None)
+    if pieces is None:
+        return lambda result, opts: [whole(result, opts)]
+
+    def render(result: Result, opts: ReportOptions) -> Iterator[str]:
+        with quiet_gc():
+            yield from pieces(result, opts)
+
+    return render
 
 
 def format_names() -> list[str]:

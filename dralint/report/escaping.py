@@ -126,6 +126,17 @@ def pretty_json(value: Any) -> str:
     return "".join(out)
 
 
+def pretty_json_at(value: Any, nl: str) -> str:
+    """`pretty_json` of a value that sits at indentation ``nl`` (``"\\n"`` plus its spaces) in a
+    larger document, so that a long list can be written item by item."""
+    out: list[str] = []
+    try:
+        _pretty(value, nl, out)
+    except _Unusual:  # JSON text has no raw line breaks: each one is a place to indent
+        return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", nl)
+    return "".join(out)
+
+
 class _Unusual(Exception):
     pass
 

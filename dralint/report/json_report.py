@@ -6,12 +6,13 @@ Strings carry the input exactly; `escaping.json_text` only changes how a few cha
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from dralint.engine.runner import Result
 from dralint.model import Finding, Severity
 from dralint.report import ReportOptions
-from dralint.report.escaping import json_text, pretty_json
+from dralint.report.escaping import json_text, pretty_json_at
 
 FORMAT_VERSION = 1
 
@@ -55,10 +56,34 @@ def suppressed_json(f: Finding) -> dict[str, Any]:
 
 
 def render(result: Result, opts: ReportOptions) -> str:
-    doc = {
-        "version": FORMAT_VERSION,
-        "findings": [finding_json(f) for f in result.findings],
-        "suppressed": [suppressed_json(f) for f in result.suppressions],
-        "summary": summary_json(result),
-    }
-    return json_text(pretty_json(doc)) + "\n"
+    return "".join(render_chunks(result, opts))
+
+
+def render_chunks(result: Result, opts: ReportOptions) -> Iterator[str]:
+    """The report in pieces of about `CHUNK` findings, each made just before it is written: the
+    text of ``{"version", "findings", "suppressed", "summary"}`` as `pretty_json` gives it, without
+    holding a dict and a dozen small strings for every finding of a large run at once."""
+    yield f'{{\n  "version": {FORMAT_VERSION},\n  "findings": '
+    yield from _items([finding_json(f) for f in chunk] for chunk in _chunks(result.findings))
+    yield ',\n  "suppressed": '
+    yield from _items([suppressed_json(f) for f in chunk] for chunk in _chunks(result.suppressions))
+    yield ',\n  "summary": ' + json_text(pretty_json_at(summary_json(result), "\n  ")) + "\n}\n"
+
+
+#: findings per piece of `render_chunks`
+CHUNK = 500
+
+
+def _chunks(findings: list[Finding]) -> Iterator[list[Finding]]:
+    for i in range(0, len(findings), CHUNK):
+        yield findings[i : i + CHUNK]
+
+
+def _items(chunks: Iterator[list[dict[str, Any]]]) -> Iterator[str]:
+    """A list two spaces in, its items four: ``[]`` when empty. `json_text` applies to each piece
+    alone, since what it respells never crosses from one string of the document to the next."""
+    sep = "[\n    "
+    for items in chunks:
+        yield json_text(sep + ",\n    ".join(pretty_json_at(x, "\n    ") for x in items))
+        sep = ",\n    "
+    yield "\n  ]" if sep != "[\n    " else "[]"
