@@ -22,7 +22,7 @@ from dralint.engine.config import build_config
 from dralint.engine.lazy import FileLoader
 from dralint.engine.pipeline import lint_paths, load_paths
 from dralint.engine.runner import FileWork, NeedsIndex, SealedIndex, _Runner, limits_for, lint_files
-from dralint.engine.stream import Stream, stage_of
+from dralint.engine.stream import Ahead, Stream, _documents_naming, stage_of
 from dralint.inputs.index import Index, K8sObject, file_units
 from dralint.inputs.load import load_bytes
 from dralint.model import Violation
@@ -92,7 +92,13 @@ def test_a_file_that_needs_no_index_is_let_go(tmp_path: Path) -> None:
     assert any(f.rule == "DRA304" for f in result.findings)
 
 
-def test_a_question_about_a_kind_its_own_file_holds_waits_until_the_stage_ends(tmp_path: Path) -> None:
+@pytest.fixture
+def no_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stages only: nothing is parsed ahead of the stream."""
+    monkeypatch.setattr(Ahead, "parse", classmethod(lambda cls, files, limits: None))
+
+
+def test_a_question_about_a_kind_its_own_file_holds_waits_until_the_stage_ends(tmp_path: Path, no_ahead: None) -> None:
     _configmaps(tmp_path)
     (tmp_path / "pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="gpu") + "---\n" + TEMPLATE.format(name="gpu"))
     result = _streamed(tmp_path)
@@ -101,7 +107,7 @@ def test_a_question_about_a_kind_its_own_file_holds_waits_until_the_stage_ends(t
     assert not any(f.rule == "DRA304" for f in result.findings)
 
 
-def test_a_file_that_may_hold_a_kind_is_parsed_before_the_files_that_ask(tmp_path: Path) -> None:
+def test_a_file_that_may_hold_a_kind_is_parsed_before_the_files_that_ask(tmp_path: Path, no_ahead: None) -> None:
     # the template's file sorts last, but it is parsed first: the pods never wait for it
     for name in ("a", "b", "c"):
         (tmp_path / f"{name}-pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="gpu"))
@@ -113,7 +119,11 @@ def test_a_file_that_may_hold_a_kind_is_parsed_before_the_files_that_ask(tmp_pat
     assert canonical(streamed) == canonical(whole)
 
 
-def test_a_kind_spelled_with_escapes_is_found_before_it_is_asked_about(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ahead", [True, False])
+def test_a_kind_spelled_with_escapes_is_found_before_it_is_asked_about(tmp_path: Path, ahead: bool,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    if not ahead:
+        monkeypatch.setattr(Ahead, "parse", classmethod(lambda cls, files, limits: None))
     # JSON and double-quoted YAML can spell `ResourceClaimTemplate` without its letters in a row
     (tmp_path / "a-pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="gpu"))
     (tmp_path / "z-template.json").write_text(
@@ -346,7 +356,7 @@ def test_the_unknown_class_memo_lets_each_files_objects_go() -> None:
         assert all(r() is None for r in refs[:-1])  # only the last file's objects may still be held
 
 
-def test_context_files_are_parsed_in_stages_too(tmp_path: Path) -> None:
+def test_context_files_are_parsed_in_stages_too(tmp_path: Path, no_ahead: None) -> None:
     (tmp_path / "a-pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="gpu"))
     ctx = tmp_path / "ctx"
     ctx.mkdir()
@@ -361,3 +371,56 @@ def test_context_files_are_parsed_in_stages_too(tmp_path: Path) -> None:
     (ctx / "z-template.yaml").write_text(TEMPLATE.format(name="other"))
     result = lint_paths([str(tmp_path / "a-pod.yaml")], config, context=[str(ctx)], jobs=1)
     assert [f.rule for f in result.findings if f.rule == "DRA304"] == ["DRA304"]
+
+
+BUNDLE = ("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: {cls}\nspec:\n  selectors:\n"
+          "  - cel:\n      expression: device.driver == 'gpu.nvidia.com'\n---\n"
+          + TEMPLATE.replace("gpu.nvidia.com", "{cls}") + "---\n" + POD_WITH_TEMPLATE)
+
+
+def test_documents_parsed_ahead_let_a_bundle_stream_without_waiting(tmp_path: Path) -> None:
+    # each bundle's template names the class of the next one, and its pod the template of the next:
+    # in stages every one of them would wait for the last bundle
+    for n in range(4):
+        (tmp_path / f"b{n}.yaml").write_text(BUNDLE.format(cls=f"c{(n + 1) % 4}.example.com", name=f"t{n}",
+                                                           template=f"t{(n + 1) % 4}"))
+    result = _streamed(tmp_path)
+    assert result.stats["parsed_ahead"] == 4 and result.stats["waited"] == 0
+    assert not any(f.rule in ("DRA304", "DRA305") for f in result.findings)
+    streamed, whole = both([str(tmp_path)])
+    assert canonical(streamed) == canonical(whole)
+
+
+def test_a_file_that_disagrees_with_its_documents_parsed_ahead_sends_the_run_to_stages(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for n in range(3):
+        (tmp_path / f"b{n}.yaml").write_text(BUNDLE.format(cls=f"c{(n + 1) % 3}.example.com", name=f"t{n}",
+                                                           template=f"t{(n + 1) % 3}"))
+    real = Ahead.parse.__func__  # type: ignore[attr-defined]
+
+    def wrong(cls: type[Ahead], files: Any, limits: Any) -> Ahead:
+        got: Ahead = real(cls, files, limits)
+        i = min(got.expected)
+        got.expected[i] = got.expected[i][:-1]  # as if the scan had missed the file's template
+        return got
+
+    monkeypatch.setattr(Ahead, "parse", classmethod(wrong))
+    result = _streamed(tmp_path)
+    assert result.stats["parsed_ahead"] == "disagreed"
+    monkeypatch.undo()
+    assert canonical(result) == canonical(_streamed(tmp_path))
+
+
+@pytest.mark.parametrize(("text", "json", "spans"), [
+    (b"kind: ConfigMap\n", False, []),
+    (b"kind: DeviceClass\n", False, [(0, 18)]),
+    (b"a: 1\n---\nkind: DeviceClass\n---\nb: 2\n", False, [(5, 27)]),
+    (b"--- \nkind: ResourceClaim\r\n--- !!map\r\nb: 2\r\n", False, [(0, 26)]),
+    (b"a: 1\n----\nkind: ComputeDomain\n", False, [(0, 30)]),  # `----` starts no document
+    (b"x: 1\n...\n# c\n---\nkind: ResourceSlice\n", False, [(13, 37)]),
+    (b'{"kind": "DeviceClass"}', True, [(0, 23)]),
+    (b'a: 1\n---\nkind: "\\x44eviceClass"\n', False, [(0, 32)]),  # an escape: the whole file
+    (b"%TAG ! tag:x,2000:\n---\nkind: DeviceClass\n", False, [(0, 41)]),  # a directive: the whole file
+])
+def test_documents_naming_a_staged_kind(text: bytes, json: bool, spans: list[tuple[int, int]]) -> None:
+    assert _documents_naming(text, json) == spans

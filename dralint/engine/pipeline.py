@@ -37,7 +37,7 @@ from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.pack import PACK_MIN_FILES, LazyIndex, Pack, pack_bytes
 from dralint.engine.results import Entry, FileRow, Outcome, ResultsCache, row_of
 from dralint.engine.runner import InternalError, Result, _Runner, limits_for
-from dralint.engine.stream import STAGES, Stream, stage_of
+from dralint.engine.stream import STAGED_KINDS, STAGES, Ahead, Stream, stage_of
 from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.files import FileRef, discover, read_file
 from dralint.inputs.index import Index
@@ -355,6 +355,21 @@ class _Run:
                 add_summary(index, inp.display, own[i] if i in own else self.summary(i), inp.target, loaders[i])
         return index
 
+    def ahead_index(self, ahead: Ahead) -> Index:
+        """The objects of the staged kinds, as the whole index will list them: from the summaries
+        known already and from the documents parsed ahead (`Ahead`), in input order."""
+        index = Index()
+        for i, inp in enumerate(self.inputs):
+            known = self.summaries.get(i)
+            if known is not None:
+                parts = [FileSummary(known.docs, tuple(o for o in known.objects if o.kind in STAGED_KINDS), (), ())]
+            else:
+                parts = ahead.parts.get(i, [])
+            for part in parts:
+                if part.objects:
+                    add_summary(index, inp.display, part, inp.target, None)  # their data is carried
+        return index
+
     def early_index(self, own: dict[int, FileSummary], stream: Stream, loaders: list[FileLoader],
                     kinds: frozenset[str]) -> tuple[Index, frozenset[str]]:
         """An index of the files summarised so far that hold ``kinds`` or still wait, built as
@@ -446,10 +461,18 @@ def _stages(inputs: list[Input], todo: list[int]) -> list[list[int]]:
 
 def _lint_serial(run: _Run) -> Result:
     with quiet_gc():
-        return _lint_serial_quiet(run)
+        try:
+            return _lint_serial_quiet(run, ahead=True)
+        except _Disagrees:  # a file's documents are not where the scan for them said: in stages instead
+            run.stats["parsed_ahead"] = "disagreed"
+            return _lint_serial_quiet(run, ahead=False)
 
 
-def _lint_serial_quiet(run: _Run) -> Result:
+class _Disagrees(Exception):
+    """A file parsed in the stream holds other objects of the staged kinds than were parsed ahead."""
+
+
+def _lint_serial_quiet(run: _Run, ahead: bool) -> Result:
     """Stream the files: each target is parsed, checked on its own and summarised, and its parse tree
     goes, unless a rule asked the index about it (`dralint.engine.runner.SealedIndex`). Those
     (rule, unit) pairs run again when the kinds they asked about are complete (the files that may
@@ -468,18 +491,26 @@ def _lint_serial_quiet(run: _Run) -> Result:
         inp = inputs[i]
         sf = inp.parse(limits)
         if inp.target:
-            own[i] = stream.check(i, sf, owned=inp.loaded is None)
+            summary = own[i] = stream.check(i, sf, owned=inp.loaded is None)
             progress.advance()
         else:
             summary = run.summaries[i] = summarize(sf).compact()  # the parse tree goes: the summary keeps
             # what the index needs
             if cache is not None and inp.key is not None:
                 cache.put(inp.key, summary.to_bytes())
+        if parsed_ahead is not None and not parsed_ahead.agrees(i, summary):
+            raise _Disagrees(inp.display)
 
     todo = [i for i in range(len(inputs)) if i not in run.summaries and i not in run.candidates and i not in run.lazy]
     # Staged only when every input is parsed now or summarised already: a file the caches answer
     # for later (a stored result, a packed context file) could hold any kind.
-    groups = _stages(inputs, todo) if not run.candidates and not run.lazy else [todo]
+    staged = not run.candidates and not run.lazy
+    parsed_ahead = Ahead.parse([(i, inputs[i].display, b"" if inputs[i].problem is not None else inputs[i].raw)
+                                for i in todo], limits) if staged and ahead and len(todo) > 1 else None
+    if parsed_ahead is not None:  # the staged kinds are complete before the stream: no stages
+        runner.sealed.complete(run.ahead_index(parsed_ahead), STAGED_KINDS, frozenset())
+        run.stats["parsed_ahead"] = len(parsed_ahead.parts)
+    groups = _stages(inputs, todo) if staged and parsed_ahead is None else [todo]
     complete: frozenset[str] = frozenset()
     for n, group in enumerate(groups):
         if n and any(groups[n:]):  # the kinds of the stages before are complete: rules may ask about them

@@ -20,15 +20,16 @@ tree.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from dralint.engine.lazy import FileLoader, KeptUnits, LazySourceFile, add_summary
 from dralint.engine.results import Outcome
 from dralint.engine.runner import FileWork, InternalError, _Runner, limits_for
-from dralint.engine.summary import FileSummary, summarize
+from dralint.engine.summary import Blob, FileSummary, summarize
 from dralint.inputs.index import Index, K8sObject, ValuesDoc, file_units
-from dralint.inputs.load import Document, Limits, SourceFile, plain_text
+from dralint.inputs.load import Document, Limits, SourceFile, load_bytes, plain_text
 
 #: Kinds that other objects' rules ask about, in the order a streamed run completes them: files that
 #: may hold a kind of the first stage are parsed first, then those of the second, then the rest. At
@@ -56,6 +57,115 @@ def stage_of(text: bytes | None) -> int:
         if any(name in text for name in names):
             return n
     return len(STAGES)
+
+
+#: every kind of the stages
+STAGED_KINDS = frozenset().union(*STAGES)
+_NAMES = sorted(k.encode() for k in STAGED_KINDS)
+
+#: what the stream must find of a file's objects of the staged kinds, in file order: identity,
+#: where in its document, the data's JSON text and the document's Helm source
+Signature = list[tuple[object, ...]]
+
+
+class Ahead:
+    """The objects of the staged kinds, parsed before the stream from the documents that name one.
+
+    Most files that hold a device class or a claim template are bundles of many documents; parsing
+    just the documents that name such a kind (a few percent of the text) makes those kinds complete
+    before the stream starts, so that no rule run waits for them (`Stream` with stages keeps every
+    waiting tree of a stage until the stage ends). A document is found by the marker lines around
+    the kind's name (a file where an escape may spell a kind, or with directives, is parsed whole),
+    which is the parser's split in every file dralint has met but not in every file YAML allows
+    (a lone carriage return ends a line too, say), so the stream checks each file against what
+    was parsed ahead (`agrees`); the caller runs the file set again without `Ahead` when one does
+    not agree."""
+
+    def __init__(self) -> None:
+        #: input -> the summaries of its documents that name a staged kind, in file order
+        self.parts: dict[int, list[FileSummary]] = {}
+        self.expected: dict[int, Signature] = {}
+
+    @classmethod
+    def parse(cls, files: Sequence[tuple[int, str, bytes | None]], limits: Limits) -> Ahead | None:
+        """Parse ahead in ``files`` (input, display path, bytes); None when a file's bytes are not
+        known or one of its documents does not parse on its own."""
+        out = cls()
+        for i, display, raw in files:
+            if raw is None:
+                return None
+            if len(raw) > limits.max_file_bytes:
+                continue  # refused by the loader: holds nothing
+            spans = _documents_naming(raw, display.lower().endswith(".json"))
+            if not spans:
+                continue
+            # the documents one after another: each but a file's first starts at its own marker line
+            sf = load_bytes(display, b"".join(raw[start:end] for start, end in spans), limits)
+            if sf.problems:
+                return None
+            whole = summarize(sf, file_units(sf)).compact()
+            part = FileSummary(whole.docs, tuple(o for o in whole.objects if o.kind in STAGED_KINDS), (), ())
+            out.parts[i] = [part]
+            out.expected[i] = signature(part)
+        return out
+
+    def agrees(self, i: int, summary: FileSummary) -> bool:
+        """Whether the stream's summary of input ``i`` has the staged objects parsed ahead, no more."""
+        return signature(summary) == self.expected.get(i, [])
+
+
+def signature(summary: FileSummary) -> Signature:
+    sources = summary.sources()
+    out: Signature = []
+    for o in summary.objects:
+        if o.kind in STAGED_KINDS:
+            data = o.data.buf[o.data.start:o.data.end] if isinstance(o.data, Blob) else o.data
+            out.append((o.api_version, o.kind, o.name, o.namespace, o.base_path, o.carried, data, sources.get(o.doc)))
+    return out
+
+
+def _documents_naming(raw: bytes, is_json: bool) -> list[tuple[int, int]]:
+    """The (start, end) byte ranges of the documents of ``raw`` that may hold a staged kind: those
+    that name one; the whole file when it is JSON (one document), when an escape may spell a kind
+    or when a directive (``%TAG``) applies to the documents after it."""
+    if b"\\" in raw and _ESCAPE.search(raw):
+        return [(0, len(raw))]
+    hits = sorted({m for name in _NAMES for m in _find_all(raw, name)})
+    if not hits:
+        return []
+    if is_json or raw.startswith(b"%") or b"\n%" in raw:
+        return [(0, len(raw))]
+    bounds = [0, *_markers(raw), len(raw)]
+    out: list[tuple[int, int]] = []
+    for pos in hits:
+        k = bisect_right(bounds, pos) - 1
+        span = (bounds[k], bounds[k + 1])
+        if not out or out[-1] != span:
+            out.append(span)
+    return out
+
+
+def _markers(raw: bytes) -> list[int]:
+    """Where the lines that start or end a document (`---`, `...`, then a space or the line's end) start."""
+    out = []
+    for token in (b"---", b"..."):
+        if raw.startswith(token) and raw[3:4] in _AFTER_MARKER:
+            out.append(0)
+        for at in _find_all(raw, b"\n" + token):
+            if raw[at + 4 : at + 5] in _AFTER_MARKER:
+                out.append(at + 1)
+    return sorted(out)
+
+
+#: what may follow a marker on its line (``b""``: the end of the text)
+_AFTER_MARKER = (b"", b" ", b"\t", b"\r", b"\n")
+
+
+def _find_all(raw: bytes, name: bytes) -> Iterator[int]:
+    at = raw.find(name)
+    while at != -1:
+        yield at
+        at = raw.find(name, at + 1)
 
 
 class Stream:
