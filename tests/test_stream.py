@@ -375,7 +375,10 @@ def test_context_files_are_parsed_in_stages_too(tmp_path: Path, no_ahead: None) 
 
 BUNDLE = ("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: {cls}\nspec:\n  selectors:\n"
           "  - cel:\n      expression: device.driver == 'gpu.nvidia.com'\n---\n"
-          + TEMPLATE.replace("gpu.nvidia.com", "{cls}") + "---\n" + POD_WITH_TEMPLATE)
+          + TEMPLATE.replace("gpu.nvidia.com", "{cls}") + "---\n" + POD_WITH_TEMPLATE
+          # the rest of an application bundle: what makes parsing the class and template ahead pay
+          + "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings-{k}\ndata:\n"
+                    + "".join(f"  key{j}: value{j}\n" for j in range(8)) for k in range(3)))
 
 
 def test_documents_parsed_ahead_let_a_bundle_stream_without_waiting(tmp_path: Path) -> None:
@@ -424,3 +427,11 @@ def test_a_file_that_disagrees_with_its_documents_parsed_ahead_sends_the_run_to_
 ])
 def test_documents_naming_a_staged_kind(text: bytes, json: bool, spans: list[tuple[int, int]]) -> None:
     assert _documents_naming(text, json) == spans
+
+
+def test_nothing_is_parsed_ahead_when_the_kinds_have_files_of_their_own(tmp_path: Path) -> None:
+    # classes and templates in their own files: stages alone keep nothing waiting, parsing twice would cost
+    (tmp_path / "a-pod.yaml").write_text(POD_WITH_TEMPLATE.format(template="gpu"))
+    (tmp_path / "z-template.yaml").write_text(TEMPLATE.format(name="gpu"))
+    result = _streamed(tmp_path)
+    assert "parsed_ahead" not in result.stats and result.stats["waited"] == 0

@@ -68,6 +68,11 @@ _NAMES = sorted(k.encode() for k in STAGED_KINDS)
 Signature = list[tuple[object, ...]]
 
 
+#: parse ahead only when the files that name a staged kind are at least this many times the size
+#: of the documents that do (bundles); else stages keep little waiting and parsing twice costs more
+AHEAD_MIN_RATIO = 2
+
+
 class Ahead:
     """The objects of the staged kinds, parsed before the stream from the documents that name one.
 
@@ -88,17 +93,24 @@ class Ahead:
 
     @classmethod
     def parse(cls, files: Sequence[tuple[int, str, bytes | None]], limits: Limits) -> Ahead | None:
-        """Parse ahead in ``files`` (input, display path, bytes); None when a file's bytes are not
-        known or one of its documents does not parse on its own."""
-        out = cls()
+        """Parse ahead in ``files`` (input, display path, bytes); None when it would not pay (the
+        documents that name a staged kind are most of the files that hold them: those files wait
+        for little in stages), when a file's bytes are not known or when one of its documents does
+        not parse on its own."""
+        found: list[tuple[int, str, bytes, list[tuple[int, int]]]] = []
         for i, display, raw in files:
             if raw is None:
                 return None
             if len(raw) > limits.max_file_bytes:
                 continue  # refused by the loader: holds nothing
             spans = _documents_naming(raw, display.lower().endswith(".json"))
-            if not spans:
-                continue
+            if spans:
+                found.append((i, display, raw, spans))
+        named = sum(end - start for *_, spans in found for start, end in spans)
+        if named * AHEAD_MIN_RATIO > sum(len(raw) for _, _, raw, _ in found):
+            return None
+        out = cls()
+        for i, display, raw, spans in found:
             # the documents one after another: each but a file's first starts at its own marker line
             sf = load_bytes(display, b"".join(raw[start:end] for start, end in spans), limits)
             if sf.problems:
