@@ -475,10 +475,11 @@ class _Disagrees(Exception):
 def _lint_serial_quiet(run: _Run, ahead: bool) -> Result:
     """Stream the files: each target is parsed, checked on its own and summarised, and its parse tree
     goes, unless a rule asked the index about it (`dralint.engine.runner.SealedIndex`). Those
-    (rule, unit) pairs run again when the kinds they asked about are complete (the files that may
-    hold them are parsed first: `dralint.engine.stream.STAGES`), or at the end, on an index of
-    summaries plus the few trees kept for them. Peak memory then grows with the index, not with the
-    repository."""
+    (rule, unit) pairs run again when the kinds they asked about are complete, or at the end, on an
+    index of summaries plus the few trees kept for them. The staged kinds are complete before the
+    stream when their documents are parsed ahead (``ahead``: `dralint.engine.stream.Ahead`), else
+    once the files that may hold them, parsed first, are done (`dralint.engine.stream.STAGES`).
+    Peak memory then grows with the index, not with the repository."""
     inputs, cache = run.inputs, run.cache
     limits = limits_for(run.config)
     runner = _Runner(run.config, Index())

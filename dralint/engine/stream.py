@@ -9,7 +9,9 @@ on the complete index, and settles those files' suppressions.
 Most questions are about a few kinds (classes, slices, claims, templates), so files that may hold
 those are parsed first, in `STAGES`. When a stage ends, no file left can hold its kinds: the sealed
 index answers questions about them from the files done so far, and `Stream.advance` runs the
-waiting pairs again, so most files are settled and let go long before the end.
+waiting pairs again, so most files are settled and let go long before the end. When those kinds
+sit in bundles with everything else, their documents are parsed ahead instead (`Ahead`), and
+nothing waits for them at all.
 
 The findings are those of checking every file against a complete index: a refused rule run starts
 again from nothing, and the index a rule run sees holds the same objects of the kinds it asks about
