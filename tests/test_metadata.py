@@ -79,3 +79,18 @@ def test_half_type_meta_is_an_error_and_values_files_are_not() -> None:
     assert _findings("kind: Deployment\nreplicaCount: 2\n", "DRA008") == []
     result = lint_text("kind: Pod\nmetadata:\n  name: p\n", select=["DRA002"])
     assert result.findings == []  # reported once, by DRA008
+
+
+def test_label_keys_and_values_at_their_limits() -> None:
+    from dralint.checks.conformance import is_label_key, is_label_value
+
+    prefix = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 61])  # a 253-character DNS subdomain
+    longest = f"{prefix}/{'n' * 63}"
+    assert len(longest) == 317
+    for _ in range(2):  # the second time from the memo: the same answers
+        assert is_label_key(longest) and is_label_key("app.kubernetes.io/name") and is_label_key("a")
+        assert not is_label_key(f"{prefix}x/{'n' * 63}")  # the prefix is one character too long
+        assert not is_label_key(f"{prefix}/{'n' * 64}")  # the name is
+        assert not is_label_key("x" * 100_000) and not is_label_key("-a") and not is_label_key("")
+        assert is_label_value("") and is_label_value("v" * 63) and not is_label_value("v" * 64)
+        assert not is_label_value("-v") and not is_label_value("v v")

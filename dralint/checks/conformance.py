@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from dralint.checks import admission
@@ -49,6 +49,14 @@ def is_dns_subdomain(s: str, max_len: int = 253) -> bool:
 
 
 def is_label_key(s: str) -> bool:
+    # longer than a 253-character prefix, `/` and a 63-character name: invalid, and never memoised
+    return len(s) <= 317 and _is_label_key(s)
+
+
+#: label and annotation keys repeat across a repository's objects (`app.kubernetes.io/name`...):
+#: each distinct one is checked once (a bounded memo of short strings: they come from the linted files)
+@lru_cache(maxsize=4096)
+def _is_label_key(s: str) -> bool:
     prefix, slash, name = s.rpartition("/")
     if slash and not is_dns_subdomain(prefix):
         return False
@@ -56,7 +64,12 @@ def is_label_key(s: str) -> bool:
 
 
 def is_label_value(s: str) -> bool:
-    return s == "" or (len(s) <= 63 and _LABEL_NAME.fullmatch(s) is not None)
+    return s == "" or (len(s) <= 63 and _is_label_name(s))
+
+
+@lru_cache(maxsize=4096)
+def _is_label_name(s: str) -> bool:
+    return _LABEL_NAME.fullmatch(s) is not None
 
 
 def is_fully_qualified_name(s: str) -> bool:
