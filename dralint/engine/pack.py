@@ -37,7 +37,15 @@ from typing import Any, NamedTuple, TypeVar
 
 from dralint.engine.lazy import FileLoader, RemoteObject, RemoteValues
 from dralint.engine.results import FileRow, row_of
-from dralint.engine.summary import Blob, DataTexts, FileSummary, SummaryDoc, SummaryObject, SummaryValues
+from dralint.engine.summary import (
+    Blob,
+    DataTexts,
+    FileSummary,
+    SummaryDoc,
+    SummaryObject,
+    SummaryValues,
+    entry_head,
+)
 from dralint.inputs.index import Index, K8sObject, ValuesDoc
 from dralint.inputs.load import Document, SourceFile
 from dralint.model import JsonPath
@@ -107,11 +115,10 @@ class Pack:
     def from_bytes(cls, data: bytes) -> Pack | None:
         """The pack in ``data``; None when it is not one (damaged, foreign or hostile)."""
         try:
-            nl = data.index(b"\n")
-            head = json.loads(data[:nl])
-            if head.__class__ is not dict or head.get("format") != PACK_FORMAT:
+            entry = entry_head(data, PACK_FORMAT)
+            if entry is None:
                 return None
-            body = data[nl + 1 :]
+            head, body = entry
             files = head["files"]
             sections: dict[str, tuple[int, int]] = {}
             for name, (start, end) in head["sections"].items():

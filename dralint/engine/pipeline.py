@@ -37,7 +37,7 @@ from dralint.engine.memory import quiet_gc, trees_built
 from dralint.engine.pack import PACK_MIN_FILES, LazyIndex, Pack, pack_bytes
 from dralint.engine.results import Entry, FileRow, Outcome, ResultsCache, row_of
 from dralint.engine.runner import InternalError, Result, _Runner, limits_for
-from dralint.engine.stream import STAGED_KINDS, STAGES, Ahead, Stream, stage_of
+from dralint.engine.stream import STAGED_KINDS, STAGES, Ahead, Stream, stage_of, staged_part
 from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.files import FileRef, discover, read_file
 from dralint.inputs.index import Index
@@ -361,13 +361,9 @@ class _Run:
         index = Index()
         for i, inp in enumerate(self.inputs):
             known = self.summaries.get(i)
-            if known is not None:
-                parts = [FileSummary(known.docs, tuple(o for o in known.objects if o.kind in STAGED_KINDS), (), ())]
-            else:
-                parts = ahead.parts.get(i, [])
-            for part in parts:
-                if part.objects:
-                    add_summary(index, inp.display, part, inp.target, None)  # their data is carried
+            part = staged_part(known) if known is not None else ahead.parts.get(i)
+            if part is not None and part.objects:
+                add_summary(index, inp.display, part, inp.target, None)  # their data is carried
         return index
 
     def early_index(self, own: dict[int, FileSummary], stream: Stream, loaders: list[FileLoader],

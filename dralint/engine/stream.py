@@ -49,11 +49,16 @@ _STAGE_BYTES = [[k.encode() for k in sorted(stage)] for stage in STAGES]
 _ESCAPE = re.compile(rb"\\[xuU\r\n]")
 
 
+def _may_spell(text: bytes) -> bool:
+    """Whether an escape in ``text`` may spell a kind's name without its letters."""
+    return b"\\" in text and _ESCAPE.search(text) is not None
+
+
 def stage_of(text: bytes | None) -> int:
     """The first stage a file's text may hold a kind of (``len(STAGES)``: none). A kind is a plain
     string in a parsed document, so its name is in the text unless an escape spells it; a file with
     such an escape, or whose text is not known, goes first."""
-    if text is None or (b"\\" in text and _ESCAPE.search(text)):
+    if text is None or _may_spell(text):
         return 0
     for n, names in enumerate(_STAGE_BYTES):
         if any(name in text for name in names):
@@ -89,8 +94,8 @@ class Ahead:
     not agree."""
 
     def __init__(self) -> None:
-        #: input -> the summaries of its documents that name a staged kind, in file order
-        self.parts: dict[int, list[FileSummary]] = {}
+        #: input -> the summary of its documents that name a staged kind (`staged_part`)
+        self.parts: dict[int, FileSummary] = {}
         self.expected: dict[int, Signature] = {}
 
     @classmethod
@@ -117,9 +122,7 @@ class Ahead:
             sf = load_bytes(display, b"".join(raw[start:end] for start, end in spans), limits)
             if sf.problems:
                 return None
-            whole = summarize(sf, file_units(sf)).compact()
-            part = FileSummary(whole.docs, tuple(o for o in whole.objects if o.kind in STAGED_KINDS), (), ())
-            out.parts[i] = [part]
+            part = out.parts[i] = staged_part(summarize(sf, file_units(sf)).compact())
             out.expected[i] = signature(part)
         return out
 
@@ -128,12 +131,17 @@ class Ahead:
         return signature(summary) == self.expected.get(i, [])
 
 
+def staged_part(summary: FileSummary) -> FileSummary:
+    """``summary`` with only its objects of the staged kinds (what an early index is made of)."""
+    return FileSummary(summary.docs, tuple(o for o in summary.objects if o.kind in STAGED_KINDS), (), ())
+
+
 def signature(summary: FileSummary) -> Signature:
     sources = summary.sources()
     out: Signature = []
     for o in summary.objects:
         if o.kind in STAGED_KINDS:
-            data = o.data.buf[o.data.start:o.data.end] if isinstance(o.data, Blob) else o.data
+            data = o.data.text() if isinstance(o.data, Blob) else o.data
             out.append((o.api_version, o.kind, o.name, o.namespace, o.base_path, o.carried, data, sources.get(o.doc)))
     return out
 
@@ -142,7 +150,7 @@ def _documents_naming(raw: bytes, is_json: bool) -> list[tuple[int, int]]:
     """The (start, end) byte ranges of the documents of ``raw`` that may hold a staged kind: those
     that name one; the whole file when it is JSON (one document), when an escape may spell a kind
     or when a directive (``%TAG``) applies to the documents after it."""
-    if b"\\" in raw and _ESCAPE.search(raw):
+    if _may_spell(raw):
         return [(0, len(raw))]
     hits = sorted({m for name in _NAMES for m in _find_all(raw, name)})
     if not hits:
@@ -290,18 +298,11 @@ def _slim(work: FileWork, objects: Sequence[K8sObject], values: Sequence[ValuesD
     The other documents keep their offsets but lose their data (suppression comments and positions
     need only the text); the index gets the rest of the file from its summary. The file is changed
     in place, since the rules' memos may hold the file already."""
-    sf = work.sf
-    waiting = {id(unit) for _, _, unit, _ in work.deferred}
-    units: list[K8sObject | ValuesDoc] = [*objects, *values]
-    docs = {id(u.doc) for u in units if id(u) in waiting}
-    sf.documents = [d if id(d) in docs else Document(d.index, None, d.start, d.end, d.source, d.duplicates, d.skip)
-                    for d in sf.documents]
-    return KeptUnits(sf, {p: u for p, u in enumerate(objects) if id(u) in waiting},
-                     {p: u for p, u in enumerate(values) if id(u) in waiting})
+    return _reslim(work, KeptUnits(work.sf, dict(enumerate(objects)), dict(enumerate(values))))
 
 
 def _reslim(work: FileWork, kept: KeptUnits) -> KeptUnits:
-    """`_slim` again after some of a file's waiting runs are done."""
+    """`_slim` again after some of a file's waiting runs are done: ``kept``, cut down to them."""
     waiting = {id(unit) for _, _, unit, _ in work.deferred}
     objects = {p: u for p, u in kept.objects.items() if id(u) in waiting}
     values = {p: u for p, u in kept.values.items() if id(u) in waiting}

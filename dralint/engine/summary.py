@@ -46,12 +46,31 @@ class Blob:
         self.buf, self.start, self.end = buf, start, end
 
     def value(self) -> Any:
-        return json.loads(self.buf[self.start : self.end])
+        return json.loads(self.text())
+
+    def text(self) -> bytes:
+        return self.buf[self.start : self.end]
+
+
+def json_text(data: Any) -> bytes:
+    """How a summary stores a carried value: compact JSON, UTF-8."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def _blob(data: Any) -> Blob:
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text = json_text(data)
     return Blob(text, 0, len(text))
+
+
+def entry_head(data: bytes, fmt: int) -> tuple[dict[str, Any], bytes] | None:
+    """A stored entry's first line, a JSON object whose ``format`` is ``fmt``, and the bytes after it;
+    None when the line is another format. Raises what `bytes.index` and `json.loads` raise on
+    damaged data (callers catch them with the rest of their checks)."""
+    nl = data.index(b"\n")
+    head = json.loads(data[:nl])
+    if head.__class__ is not dict or head.get("format") != fmt:
+        return None
+    return head, data[nl + 1 :]
 
 
 class DataTexts:
@@ -65,10 +84,8 @@ class DataTexts:
         """Append ``data`` (when ``keep``); its ``[start, end]`` byte range in the data part, else None."""
         if not keep:
             return None
-        if isinstance(data, Blob):
-            b = data.buf[data.start : data.end]  # stored text is kept as it is, never decoded to be encoded again
-        else:
-            b = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        # stored text is kept as it is, never decoded to be encoded again
+        b = data.text() if isinstance(data, Blob) else json_text(data)
         self.parts.append(b)
         self.size += len(b)
         return [self.size - len(b), self.size]
@@ -201,11 +218,10 @@ class FileSummary:
         a crash later on; this loop runs for every object of every cached file, so it is plain.
         """
         try:
-            nl = data.index(b"\n")
-            head = json.loads(data[:nl])
-            if head.__class__ is not dict or head.get("format") != SUMMARY_FORMAT:
+            entry = entry_head(data, SUMMARY_FORMAT)
+            if entry is None:
                 return None
-            body = data[nl + 1 :]
+            head, body = entry
             size = len(body)
             docs: list[SummaryDoc] = []
             objects: list[SummaryObject] = []
