@@ -5,10 +5,12 @@ from __future__ import annotations
 import random
 
 import pytest
+import yaml
 
 from dralint.inputs import load
 from dralint.inputs.load import LMap, load_bytes
 from dralint.inputs.locate import locate
+from tests.conftest import CORPUS, requires_shared
 
 
 def test_multi_document_positions() -> None:
@@ -139,3 +141,71 @@ def test_positions_by_counting_agree_with_the_line_table(monkeypatch: pytest.Mon
         random.Random(len(text)).shuffle(order)
         shuffled = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
         assert [shuffled.line_col(o) for o in order] == [got_table[o] for o in order], text
+
+
+def _same_tree(a: object, b: object) -> bool:
+    """Equal data, types and positions (``lc``, ``s``, ``e``) all the way down."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (load.LMap, load.LSeq)):
+        assert isinstance(b, (load.LMap, load.LSeq))
+        if (a.lc, a.s, a.e) != (b.lc, b.s, b.e) or len(a) != len(b):
+            return False
+        if isinstance(a, load.LMap):
+            assert isinstance(b, load.LMap)
+            return list(a) == list(b) and all(_same_tree(a[k], b[k]) for k in a)
+        return all(_same_tree(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def _both_walks(text: str, limits: load.Limits) -> tuple[object, object]:
+    """What `_Walker.document` (the plain walk where it applies) and the full `walk` give for each
+    document of ``text``: its data and duplicates, or the limit it exceeds."""
+    out: list[list[object]] = [[], []]
+    for node in yaml.compose_all(text, Loader=load.COMPOSE_LOADER):
+        if node is None:
+            continue
+        for k, full in enumerate((False, True)):
+            w = load._Walker(limits, aliases=False)
+            try:
+                data = w.walk(node, 0)[0] if full else w.document(node)
+                out[k].append((data, w.duplicates))
+            except load._LimitExceeded as e:
+                out[k].append((str(e), e.offset))
+    return out[0], out[1]
+
+
+_WALKS = [
+    "a: 1\nb: [x, {c: d}]\nc: yes\n",
+    "a: 1\nb: 2\na: 3\nnested: {x: 1, x: 2}\n",  # duplicate keys
+    "base: {a: 1}\nuse:\n  <<: {a: 2, b: 3}\n  b: 4\n",  # a merge key without aliases
+    "? [a, b]\n: 1\n1: x\nnull: y\ntrue: z\n",  # keys that are not strings
+    "plain scalar root\n",
+    "- " * 12 + "x\n",  # nested past the limit below
+    "\n".join(f"k{i}: [1, 2, 3]" for i in range(8)) + "\n",  # more nodes than the limit below
+    "a:\n" + "  " + "- [1, 2, 3, 4]\n  " * 5 + "\nb: " + "[" * 12 + "]" * 12 + "\n",  # size then depth
+]
+
+
+@pytest.mark.parametrize("text", _WALKS)
+def test_the_plain_walk_gives_what_the_full_walk_gives(text: str) -> None:
+    limits = load.Limits(max_expanded_nodes=20, max_nesting=8)
+    plain, full = _both_walks(text, limits)
+    for (a, x), (b, y) in zip(plain, full, strict=True):
+        assert _same_tree(a, b) and x == y
+
+
+@requires_shared
+def test_the_plain_walk_gives_what_the_full_walk_gives_on_the_corpus() -> None:
+    n = 0
+    for path in sorted(CORPUS.rglob("*")):
+        if path.suffix not in (".yaml", ".yml", ".json") or not path.is_file():
+            continue
+        try:
+            plain, full = _both_walks(path.read_bytes().decode("utf-8-sig"), load.Limits())
+        except (yaml.YAMLError, UnicodeDecodeError):
+            continue
+        for (a, x), (b, y) in zip(plain, full, strict=True):
+            assert _same_tree(a, b) and x == y, path
+            n += 1
+    assert n > 100

@@ -255,6 +255,10 @@ class _LimitExceeded(Exception):
         self.offset = offset
 
 
+class _Again(Exception):
+    """The plain walk met what only the full one handles (a merge key)."""
+
+
 class _Walker:
     """Turns one composed document into LMap/LSeq data.
 
@@ -269,6 +273,82 @@ class _Walker:
         #: node id -> expanded size, or -1 while the node is being walked (an alias to it is recursive)
         self.sizes: dict[int, int] = {}
         self.duplicates: list[tuple[str, int, int, int]] = []
+        #: nodes below the root seen by `_plain` (the root counts one more)
+        self.count = 1
+
+    def document(self, n: yaml.Node) -> Any:
+        """The data of a document's root node."""
+        if n.__class__ is _ScalarNode:
+            return _scalar(n)
+        if self.memo is None:  # no aliases: the plain walk, unless a merge key or the node limit needs `walk`
+            limit = self.limits.max_expanded_nodes
+            try:
+                data = self._plain(n, 0)
+            except _Again:
+                pass
+            except _LimitExceeded:
+                # `walk` checks sizes as it goes: it says the same unless a size over the limit came first
+                if self.count <= limit:
+                    raise
+            else:
+                if self.count <= limit:
+                    return data
+            self.duplicates = []
+        return self.walk(n, 0)[0]
+
+    def _plain(self, n: yaml.Node, depth: int) -> Any:
+        """`walk` for a document without aliases: every node is walked once, so nothing is remembered and
+        the expanded size is the node count, added up per collection (most of a file's parse is this
+        walk). Raises `_Again` at a merge key, which `walk` handles."""
+        if depth > self.limits.max_nesting:
+            raise _LimitExceeded(
+                f"nesting deeper than {self.limits.max_nesting} levels", n.start_mark.index
+            )
+        values = n.value
+        self.count += len(values)
+        lc: list[int] = []
+        if n.__class__ is _MappingNode:
+            out: Any = LMap()
+            positions: dict[str, int] | None = None
+            for kn, vn in values:
+                kt = kn.tag
+                if kt == _STR and kn.__class__ is _ScalarNode:
+                    k = _intern(kn.value)
+                elif kt == _MERGE:
+                    raise _Again
+                else:
+                    k = _key_text(kn)
+                if vn.__class__ is _ScalarNode:
+                    v = vn.value if vn.tag == _STR else _scalar(vn)
+                else:
+                    v = self._plain(vn, depth + 1)
+                if k in out:
+                    if positions is None:
+                        positions = {key: j for j, key in enumerate(out)}
+                    first = positions[k]
+                    self.duplicates.append((k, kn.start_mark.index, kn.end_mark.index, lc[first * 4]))
+                    out[k] = v
+                    lc[first * 4 : first * 4 + 4] = (
+                        kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index
+                    )
+                    continue
+                if positions is not None:
+                    positions[k] = len(out)
+                out[k] = v
+                lc += (kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index)
+        else:
+            out = LSeq()
+            append = out.append
+            for vn in values:
+                if vn.__class__ is _ScalarNode:
+                    append(vn.value if vn.tag == _STR else _scalar(vn))
+                else:
+                    append(self._plain(vn, depth + 1))
+                lc += (vn.start_mark.index, vn.end_mark.index)
+        out.lc = array("q", lc)
+        out.s = n.start_mark.index
+        out.e = n.end_mark.index
+        return out
 
     def walk(self, n: yaml.Node, depth: int) -> tuple[Any, int]:
         """(data, expanded node count). Scalars are handled inline by the parent: they are most nodes."""
@@ -600,7 +680,7 @@ def _compose(sf: SourceFile, text: str, base: int, limits: Limits) -> list[Docum
             continue
         w = _Walker(limits, aliases)
         try:
-            data, _ = w.walk(node, 0)
+            data = w.document(node)
         except _LimitExceeded as e:
             line, col = sf.line_col(base + e.offset)
             sf.problems.append(LoadProblem("DRA005", f"input refused: {e}", Span(line, col, line, col + 1),
