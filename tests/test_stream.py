@@ -394,6 +394,25 @@ def test_documents_parsed_ahead_let_a_bundle_stream_without_waiting(tmp_path: Pa
     assert canonical(streamed) == canonical(whole)
 
 
+@pytest.mark.parametrize(("broken", "rule"), [
+    ("  labels: {a: b\n", "DRA001"),  # a syntax error in the class
+    ("  labels: {{ .Values.labels }}\n", "DRA003"),  # an unrendered template in the class
+])
+def test_a_class_that_does_not_parse_is_parsed_ahead_with_its_whole_file(tmp_path: Path, broken: str,
+                                                                         rule: str) -> None:
+    # one broken document used to send the whole run to stages, where every bundle waits
+    for n in range(4):
+        text = BUNDLE.format(cls=f"c{(n + 1) % 4}.example.com", name=f"t{n}", template=f"t{(n + 1) % 4}")
+        if n == 1:
+            text = text.replace("  name: c2.example.com\n", "  name: c2.example.com\n" + broken, 1)
+        (tmp_path / f"b{n}.yaml").write_text(text)
+    result = _streamed(tmp_path)
+    assert result.stats["parsed_ahead"] == 4 and result.stats["waited"] == 0
+    assert rule in {f.rule for f in result.findings}
+    streamed, whole = both([str(tmp_path)])
+    assert canonical(streamed) == canonical(whole)
+
+
 def test_a_file_that_disagrees_with_its_documents_parsed_ahead_sends_the_run_to_stages(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for n in range(3):

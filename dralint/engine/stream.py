@@ -102,8 +102,8 @@ class Ahead:
     def parse(cls, files: Sequence[tuple[int, str, bytes | None]], limits: Limits) -> Ahead | None:
         """Parse ahead in ``files`` (input, display path, bytes); None when it would not pay (the
         documents that name a staged kind are most of the files that hold them: those files wait
-        for little in stages), when a file's bytes are not known or when one of its documents does
-        not parse on its own."""
+        for little in stages) or when a file's bytes are not known. A file whose documents do not
+        parse on their own is parsed whole."""
         found: list[tuple[int, str, bytes, list[tuple[int, int]]]] = []
         for i, display, raw in files:
             if raw is None:
@@ -120,8 +120,10 @@ class Ahead:
         for i, display, raw, spans in found:
             # the documents one after another: each but a file's first starts at its own marker line
             sf = load_bytes(display, b"".join(raw[start:end] for start, end in spans), limits)
-            if sf.problems:
-                return None
+            if sf.problems and spans != [(0, len(raw))]:
+                # a document that does not parse or render (a syntax error, a template) may read
+                # otherwise on its own: the whole file, as the stream parses it, has the same objects
+                sf = load_bytes(display, raw, limits)
             part = out.parts[i] = staged_part(summarize(sf, file_units(sf)).compact())
             out.expected[i] = signature(part)
         return out
