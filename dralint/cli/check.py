@@ -22,6 +22,7 @@ from dralint.engine import progress
 from dralint.engine.config import Config, ConfigError
 from dralint.engine.runner import Result
 from dralint.fix.write import ReportWriteError, write_report_file
+from dralint.inputs import load
 from dralint.inputs.load import HAVE_LIBYAML
 from dralint.knowledge.classes import describe_unknown
 from dralint.knowledge.profile import newest_minor
@@ -59,6 +60,8 @@ def verbose_header(cfg: Config, result: Result, seconds: float) -> None:
         echo_err("  declared device classes: " + ", ".join(p.device_classes))
     if not HAVE_LIBYAML:
         echo_err("  warning: PyYAML without libyaml: parsing is ~9x slower")
+    if load.NATIVE is None:
+        echo_err(f"  note: the native loader is {load.NATIVE_MISSING}; parsing takes about twice as long")
     # objects of the targets only: counting the whole index would parse the targets again
     echo_err(f"  {len(result.files)} files, {result.target_objects()} objects in them, {len(result.selected)} rules, "
              f"{seconds:.2f}s")

@@ -12,7 +12,9 @@ position, and the documents that could be read are still returned.
 from __future__ import annotations
 
 import bisect
+import importlib
 import json
+import os
 import re
 from array import array
 from bisect import bisect_right
@@ -232,6 +234,29 @@ def _scalar(n: yaml.ScalarNode) -> Any:
         return n.value
     # timestamps, binary and custom tags: keep the text, which is what a linter wants to judge
     return n.value
+
+
+_RESOLVER = yaml.resolver.Resolver()  # the implicit resolvers of the loader's class, without a stream
+
+
+def _plain_tag(value: str) -> str:
+    """The tag of a plain scalar's text (memoised, as `_Loader.resolve` does)."""
+    tag = _PLAIN_TAGS.get(value)
+    if tag is None:
+        tag = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
+        if len(value) <= 64 and len(_PLAIN_TAGS) < 100_000:
+            _PLAIN_TAGS[value] = tag
+    return tag
+
+
+def _scalar_of(tag: str, value: str) -> Any:
+    """`_scalar` of a plain scalar with this tag and text (for the native loader)."""
+    return _scalar(yaml.ScalarNode(tag, value))
+
+
+def _key_of(tag: str, value: str) -> str | None:
+    """`_key_text` of a plain scalar key with this tag and text; None for a merge key (for the native loader)."""
+    return None if tag == _MERGE else _key_text(yaml.ScalarNode(tag, value))
 
 
 def _key_text(kn: yaml.Node) -> str:
@@ -672,6 +697,16 @@ def _chunks(text: str) -> list[tuple[int, str]]:
 
 def _compose(sf: SourceFile, text: str, base: int, limits: Limits) -> list[Document]:
     docs: list[Document] = []
+    if NATIVE is not None:
+        found = NATIVE.compose(text, limits.max_nesting, limits.max_expanded_nodes)
+        if found is not None:  # else the text holds what only the path below handles
+            for data, start, end, null in found:
+                if null:
+                    continue
+                if base:
+                    _shift(data, base, set())
+                docs.append(Document(len(docs), data, base + start, base + end))
+            return docs
     # an alias needs an anchor (`&name`) and a reference (`*name`): text without one of the two
     # characters has no shared nodes, and the walk can skip remembering every node it visits
     aliases = "&" in text and "*" in text
@@ -846,3 +881,18 @@ def _load_bytes(path: str, raw: bytes, limits: Limits) -> SourceFile:
         sf.documents = []
     _assign_sources(sf)
     return sf
+
+
+# the native loader (`dralint/_yamlfast.c`), when the install built it: libyaml's events straight to
+# LMap/LSeq data for the documents the plain walk handles; None otherwise (and with DRALINT_NO_NATIVE)
+NATIVE: Any = None
+#: why `NATIVE` is None (for --verbose)
+NATIVE_MISSING = "off: DRALINT_NO_NATIVE is set"
+if not os.environ.get("DRALINT_NO_NATIVE"):
+    try:
+        NATIVE = importlib.import_module("dralint._yamlfast")  # built or not: no static import
+    except ImportError:
+        NATIVE = None
+        NATIVE_MISSING = "not built: installing dralint builds it where a C compiler and libyaml's headers exist"
+    else:
+        NATIVE.setup(LMap, LSeq, array, _PLAIN_TAGS, _plain_tag, _scalar_of, _key_of, _STR)

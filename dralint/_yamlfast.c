@@ -1,0 +1,384 @@
+/* dralint's optional native loader: libyaml events straight to positioned data.
+ *
+ * `dralint.inputs.load` composes a file with PyYAML's C composer, which makes a Python node (and its
+ * marks) for every key and value and asks Python for every scalar's tag, then walks the nodes into
+ * LMap/LSeq data with character offsets. Most of that time is spent making objects that are thrown
+ * away. This module reads libyaml's events and makes the LMap/LSeq data directly, for the documents
+ * the plain walk (`_Walker._plain`) handles: no anchors or aliases, no explicit tags, no merge keys, no
+ * repeated keys, no collection as a key, within the nesting and node limits. For anything else, and
+ * for any syntax error, `compose` returns None and the caller parses the text the usual way, so the
+ * results are those of the Python path by construction; tests compare the two on every corpus.
+ *
+ * Scalar tags and values come from the same Python functions the Python path uses (passed to
+ * `setup`), so YAML 1.1 resolution lives in one place.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <yaml.h>
+
+/* set once by setup() */
+static PyObject *LMapType, *LSeqType, *ArrayType, *PlainTags, *PlainTagFn, *ScalarFn, *KeyFn, *TagStr;
+static PyObject *s_lc, *s_s, *s_e, *s_q;
+
+/* deeper than this the C stack is not used: the Python path (and its limit) takes over */
+#define HARD_DEPTH 1000
+
+typedef struct {
+    yaml_parser_t parser;
+    yaml_event_t event;  /* the current event, owned while `have` */
+    int have;
+    long max_nesting;
+    long long max_nodes;
+    long long count;
+    int bail;            /* 1: not for this module (or a syntax error): the caller parses in Python */
+} Ctx;
+
+typedef struct {
+    int64_t *v;
+    size_t n, cap;
+} Offsets;
+
+static int off_push(Offsets *o, int64_t x) {
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 16;
+        int64_t *v = PyMem_Realloc(o->v, cap * sizeof(int64_t));
+        if (v == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        o->v = v;
+        o->cap = cap;
+    }
+    o->v[o->n++] = x;
+    return 0;
+}
+
+/* the next event into ctx->event; 0 on success, -1 with ctx->bail set on a syntax error */
+static int next(Ctx *c) {
+    if (c->have) {
+        yaml_event_delete(&c->event);
+        c->have = 0;
+    }
+    if (!yaml_parser_parse(&c->parser, &c->event)) {
+        c->bail = 1;
+        return -1;
+    }
+    c->have = 1;
+    return 0;
+}
+
+/* the tag of a plain scalar's text: the memo first, then the resolver */
+static PyObject *plain_tag(PyObject *value) {
+    PyObject *tag = PyDict_GetItemWithError(PlainTags, value);
+    if (tag != NULL) {
+        Py_INCREF(tag);
+        return tag;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    return PyObject_CallOneArg(PlainTagFn, value);
+}
+
+/* 1 when the current scalar event is one this module reads: no anchor, no tag */
+static int simple_scalar(yaml_event_t *e) {
+    return e->data.scalar.anchor == NULL && e->data.scalar.tag == NULL;
+}
+
+static PyObject *scalar_text(yaml_event_t *e) {
+    return PyUnicode_DecodeUTF8((const char *)e->data.scalar.value, (Py_ssize_t)e->data.scalar.length, "strict");
+}
+
+/* the value of the current scalar event (a new reference); NULL with an exception */
+static PyObject *scalar_value(yaml_event_t *e) {
+    PyObject *text = scalar_text(e);
+    if (text == NULL || !e->data.scalar.plain_implicit)
+        return text;  /* quoted and block scalars are strings */
+    PyObject *tag = plain_tag(text);
+    if (tag == NULL) {
+        Py_DECREF(text);
+        return NULL;
+    }
+    int is_str = PyUnicode_Compare(tag, TagStr) == 0;
+    if (is_str) {
+        Py_DECREF(tag);
+        return text;
+    }
+    PyObject *out = PyObject_CallFunctionObjArgs(ScalarFn, tag, text, NULL);
+    Py_DECREF(tag);
+    Py_DECREF(text);
+    return out;
+}
+
+/* a key's text (a new reference), NULL with an exception, or NULL with ctx->bail (a merge key) */
+static PyObject *key_value(Ctx *c, yaml_event_t *e) {
+    PyObject *text = scalar_text(e);
+    if (text == NULL || !e->data.scalar.plain_implicit) {
+        if (text != NULL)
+            PyUnicode_InternInPlace(&text);
+        return text;
+    }
+    PyObject *tag = plain_tag(text);
+    if (tag == NULL) {
+        Py_DECREF(text);
+        return NULL;
+    }
+    PyObject *out;
+    if (PyUnicode_Compare(tag, TagStr) == 0) {
+        PyUnicode_InternInPlace(&text);
+        Py_INCREF(text);
+        out = text;
+    } else {
+        /* None: a merge key, which the full walk applies */
+        out = PyObject_CallFunctionObjArgs(KeyFn, tag, text, NULL);
+        if (out == Py_None) {
+            Py_DECREF(out);
+            out = NULL;
+            c->bail = 1;
+        }
+    }
+    Py_DECREF(tag);
+    Py_DECREF(text);
+    return out;
+}
+
+static int set_positions(PyObject *obj, Offsets *o, int64_t s, int64_t e) {
+    PyObject *raw = PyBytes_FromStringAndSize((const char *)o->v, (Py_ssize_t)(o->n * sizeof(int64_t)));
+    if (raw == NULL)
+        return -1;
+    PyObject *arr = PyObject_CallFunctionObjArgs(ArrayType, s_q, raw, NULL);
+    Py_DECREF(raw);
+    if (arr == NULL)
+        return -1;
+    int r = PyObject_SetAttr(obj, s_lc, arr);
+    Py_DECREF(arr);
+    if (r < 0)
+        return -1;
+    PyObject *ps = PyLong_FromLongLong(s), *pe = PyLong_FromLongLong(e);
+    if (ps == NULL || pe == NULL) {
+        Py_XDECREF(ps);
+        Py_XDECREF(pe);
+        return -1;
+    }
+    r = PyObject_SetAttr(obj, s_s, ps) < 0 || PyObject_SetAttr(obj, s_e, pe) < 0 ? -1 : 0;
+    Py_DECREF(ps);
+    Py_DECREF(pe);
+    return r;
+}
+
+static PyObject *node(Ctx *c, long depth, int64_t *start, int64_t *end);
+
+/* the collection whose start event is current; its end event is current on return */
+static PyObject *collection(Ctx *c, long depth, int mapping) {
+    if (depth > c->max_nesting || depth > HARD_DEPTH) {
+        c->bail = 1;  /* the full walk reports the limit */
+        return NULL;
+    }
+    yaml_event_t *e = &c->event;
+    if (mapping ? (e->data.mapping_start.anchor != NULL || e->data.mapping_start.tag != NULL)
+                : (e->data.sequence_start.anchor != NULL || e->data.sequence_start.tag != NULL)) {
+        c->bail = 1;
+        return NULL;
+    }
+    int64_t s = (int64_t)e->start_mark.index;
+    PyObject *out = PyObject_CallNoArgs(mapping ? LMapType : LSeqType);
+    if (out == NULL)
+        return NULL;
+    Offsets lc = {NULL, 0, 0};
+    yaml_event_type_t end_type = mapping ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT;
+    for (;;) {
+        if (next(c) < 0)
+            goto fail;
+        if (e->type == end_type)
+            break;
+        c->count++;
+        int64_t ks = 0, ke = 0, vs, ve;
+        PyObject *key = NULL;
+        if (mapping) {
+            if (e->type != YAML_SCALAR_EVENT || !simple_scalar(e)) {
+                c->bail = 1;  /* a collection, an alias, an anchor or a tag as a key */
+                goto fail;
+            }
+            ks = (int64_t)e->start_mark.index;
+            ke = (int64_t)e->end_mark.index;
+            key = key_value(c, e);
+            if (key == NULL)
+                goto fail;
+            if (next(c) < 0) {
+                Py_DECREF(key);
+                goto fail;
+            }
+        }
+        PyObject *value = node(c, depth + 1, &vs, &ve);
+        if (value == NULL) {
+            Py_XDECREF(key);
+            goto fail;
+        }
+        int r;
+        if (mapping) {
+            r = PyDict_Contains(out, key);
+            if (r == 1)
+                c->bail = 1;  /* a repeated key: the full walk records it */
+            if (r == 0)
+                r = PyDict_SetItem(out, key, value);
+            else
+                r = -1;
+            Py_DECREF(key);
+        } else {
+            r = PyList_Append(out, value);
+        }
+        Py_DECREF(value);
+        if (r < 0)
+            goto fail;
+        if ((mapping && (off_push(&lc, ks) < 0 || off_push(&lc, ke) < 0)) || off_push(&lc, vs) < 0 ||
+            off_push(&lc, ve) < 0)
+            goto fail;
+    }
+    if (c->count > c->max_nodes) {
+        c->bail = 1;
+        goto fail;
+    }
+    if (set_positions(out, &lc, s, (int64_t)e->end_mark.index) < 0)
+        goto fail;
+    PyMem_Free(lc.v);
+    return out;
+fail:
+    PyMem_Free(lc.v);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* the node whose first event is current (a new reference); NULL with an exception or ctx->bail */
+static PyObject *node(Ctx *c, long depth, int64_t *start, int64_t *end) {
+    yaml_event_t *e = &c->event;
+    *start = (int64_t)e->start_mark.index;
+    switch (e->type) {
+    case YAML_SCALAR_EVENT:
+        if (!simple_scalar(e)) {
+            c->bail = 1;
+            return NULL;
+        }
+        *end = (int64_t)e->end_mark.index;
+        return scalar_value(e);
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT: {
+        PyObject *out = collection(c, depth, e->type == YAML_MAPPING_START_EVENT);
+        if (out != NULL)
+            *end = (int64_t)e->end_mark.index;
+        return out;
+    }
+    default:  /* an alias */
+        c->bail = 1;
+        return NULL;
+    }
+}
+
+/* compose(text, max_nesting, max_nodes) -> [(data, start, end, is_null)] | None */
+static PyObject *compose(PyObject *self, PyObject *args) {
+    PyObject *text;
+    long max_nesting;
+    long long max_nodes;
+    if (!PyArg_ParseTuple(args, "UlL", &text, &max_nesting, &max_nodes))
+        return NULL;
+    if (LMapType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup() was not called");
+        return NULL;
+    }
+    PyObject *utf8 = PyUnicode_AsUTF8String(text);
+    if (utf8 == NULL)
+        return NULL;
+    PyObject *docs = PyList_New(0);
+    if (docs == NULL) {
+        Py_DECREF(utf8);
+        return NULL;
+    }
+    Ctx c;
+    memset(&c, 0, sizeof c);
+    c.max_nesting = max_nesting;
+    if (!yaml_parser_initialize(&c.parser)) {
+        Py_DECREF(utf8);
+        Py_DECREF(docs);
+        return PyErr_NoMemory();
+    }
+    yaml_parser_set_input_string(&c.parser, (const unsigned char *)PyBytes_AS_STRING(utf8),
+                                 (size_t)PyBytes_GET_SIZE(utf8));
+    yaml_parser_set_encoding(&c.parser, YAML_UTF8_ENCODING);
+    int ok = 0;
+    if (next(&c) < 0 || c.event.type != YAML_STREAM_START_EVENT)
+        goto done;
+    for (;;) {
+        if (next(&c) < 0)
+            goto done;
+        if (c.event.type == YAML_STREAM_END_EVENT)
+            break;
+        if (c.event.type != YAML_DOCUMENT_START_EVENT || next(&c) < 0) {
+            c.bail = 1;
+            goto done;
+        }
+        c.count = 1;
+        c.max_nodes = max_nodes;
+        int64_t s, e;
+        int null_root = c.event.type == YAML_SCALAR_EVENT && simple_scalar(&c.event) &&
+                        c.event.data.scalar.plain_implicit;
+        PyObject *data = node(&c, 0, &s, &e);
+        if (data == NULL)
+            goto done;
+        /* a root that resolves to null (an empty document, `~`) holds nothing: the caller skips it */
+        int is_null = null_root && data == Py_None;
+        PyObject *item = Py_BuildValue("(NLLO)", data, (long long)s, (long long)e, is_null ? Py_True : Py_False);
+        if (item == NULL || PyList_Append(docs, item) < 0) {
+            Py_XDECREF(item);
+            goto done;
+        }
+        Py_DECREF(item);
+        if (next(&c) < 0 || c.event.type != YAML_DOCUMENT_END_EVENT) {
+            c.bail = 1;
+            goto done;
+        }
+    }
+    ok = 1;
+done:
+    if (c.have)
+        yaml_event_delete(&c.event);
+    yaml_parser_delete(&c.parser);
+    Py_DECREF(utf8);
+    if (!ok) {
+        Py_DECREF(docs);
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE;  /* c.bail: the Python path parses this text */
+    }
+    return docs;
+}
+
+/* setup(lmap, lseq, array, plain_tags, plain_tag, scalar, key, tag_str) */
+static PyObject *setup(PyObject *self, PyObject *args) {
+    PyObject *a[8];
+    if (!PyArg_ParseTuple(args, "OOOO!OOOU", &a[0], &a[1], &a[2], &PyDict_Type, &a[3], &a[4], &a[5], &a[6], &a[7]))
+        return NULL;
+    PyObject **slots[8] = {&LMapType, &LSeqType, &ArrayType, &PlainTags, &PlainTagFn, &ScalarFn, &KeyFn, &TagStr};
+    for (int i = 0; i < 8; i++) {
+        Py_INCREF(a[i]);
+        Py_XSETREF(*slots[i], a[i]);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"compose", compose, METH_VARARGS, "compose(text, max_nesting, max_nodes): [(data, start, end, is_null)] or None"},
+    {"setup", setup, METH_VARARGS, "setup(lmap, lseq, array, plain_tags, plain_tag, scalar, key, tag_str)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_yamlfast", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__yamlfast(void) {
+    s_lc = PyUnicode_InternFromString("lc");
+    s_s = PyUnicode_InternFromString("s");
+    s_e = PyUnicode_InternFromString("e");
+    s_q = PyUnicode_InternFromString("q");
+    if (s_lc == NULL || s_s == NULL || s_e == NULL || s_q == NULL)
+        return NULL;
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,150 @@
+"""The native loader (`dralint/_yamlfast.c`) gives what the Python path gives, document for document.
+
+The module is built by the install when a C compiler and libyaml's headers exist; these tests skip
+without it, unless DRALINT_REQUIRE_NATIVE is set (CI sets it, so that the module is always tested
+there).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dralint.inputs import load
+from tests.conftest import CORPUS, EXAMPLES, REPO
+from tests.test_load import _same_tree
+from tests.test_parallel import load_generator
+
+NATIVE = load.NATIVE
+
+if NATIVE is None and not os.environ.get("DRALINT_REQUIRE_NATIVE"):
+    pytestmark = pytest.mark.skip(reason="native loader not built (no C compiler or libyaml headers at install time, "
+                                         "or DRALINT_NO_NATIVE set)")
+
+
+def _parse(raw: bytes, native: bool, limits: load.Limits | None = None, path: str = "x.yaml") -> load.SourceFile:
+    saved = load.NATIVE
+    load.NATIVE = NATIVE if native else None
+    try:
+        return load.load_bytes(path, raw, limits)
+    finally:
+        load.NATIVE = saved
+
+
+def _same_file(a: load.SourceFile, b: load.SourceFile) -> bool:
+    if [p.__dict__ for p in a.problems] != [p.__dict__ for p in b.problems] or len(a.documents) != len(b.documents):
+        return False
+    for x, y in zip(a.documents, b.documents, strict=True):
+        if (x.index, x.start, x.end, x.source, x.skip, x.duplicates) != (y.index, y.start, y.end, y.source, y.skip,
+                                                                           y.duplicates):
+            return False
+        if not _same_tree(x.data, y.data):
+            return False
+    return True
+
+
+def _assert_same(raw: bytes, limits: load.Limits | None = None, path: str = "x.yaml") -> None:
+    assert NATIVE is not None, "DRALINT_REQUIRE_NATIVE is set but the native loader is not built"
+    assert _same_file(_parse(raw, True, limits, path), _parse(raw, False, limits, path)), raw[:300]
+
+
+def _files(root: Path) -> Iterator[Path]:
+    for p in sorted(root.rglob("*")):
+        if p.suffix in (".yaml", ".yml", ".json") and p.is_file():
+            yield p
+
+
+def test_the_native_loader_reads_plain_documents_and_leaves_the_rest_to_python() -> None:
+    assert NATIVE is not None, "DRALINT_REQUIRE_NATIVE is set but the native loader is not built"
+    (data, start, end, null), = NATIVE.compose("a: 1\nb: [x, {c: yes}]\n", 200, 1_000_000)
+    assert data == {"a": 1, "b": ["x", {"c": True}]} and (start, end, null) == (0, 22, False)
+    assert list(data.lc) == [0, 1, 3, 4, 5, 6, 8, 21] and list(data["b"].lc) == [9, 10, 12, 20]
+    for text in ("a: &x 1\nb: *x\n", "a: !!str 1\n", "a: 1\na: 2\n", "<<: {a: 1}\n", "[a: [", "? [a]\n: b\n"):
+        assert NATIVE.compose(text, 200, 1_000_000) is None, text
+
+
+_CASES = [
+    "a: 1\nb: two\nc: 3.5\nd: yes\ne: null\nf: ~\ng: 0755\nh: 0x1F\ni: 1e3\nj: 2024-01-01\nk: '1'\nl: \"x\"\n",
+    "- a\n- [b, c]\n- {d: e}\n-\n- ''\n",
+    "a: |\n  block\n  text\nb: >-\n  folded\n  text\n",
+    "---\n---\n...\n---\nx: 1\n...\n",  # empty documents are skipped
+    "~\n", "null\n", "'null'\n", "plain root\n", "\"quoted root\"\n", "",  # roots that are scalars
+    "# only a comment\n",
+    "1: a\ntrue: b\nnull: c\non: d\n3.5: e\n'q': f\n",  # keys that are not strings
+    "a: &x 1\nb: *x\n", "base: &b {a: 1}\nuse:\n  <<: *b\n  c: 2\n",  # aliases and merges
+    "a: !!str 1\nb: !custom x\n", "%YAML 1.1\n---\na: 1\n", "%TAG !e! tag:e.com,2000:\n---\na: !e!x 1\n",
+    "a: 1\nb: 2\na: 3\n",  # a repeated key
+    "é: ünïcödé\nkey: 'naïve – text'\nlist: [α, β]\n",  # positions count characters
+    "a: 1\r\nb:\r\n  - c\r\n",  # CRLF
+    "\ufeffa: 1\n",  # a BOM
+    "a: [1, 2\nb: 3\n", "a: b: c\n", "- a\nb: c\n", "key: 'unterminated\n",  # syntax errors
+    "a:\n  b:\n    c:\n      d: [[[[1]]]]\n",  # nesting, within and beyond the limit below
+    "\n".join(f"k{i}: [1, 2, 3]" for i in range(10)) + "\n",  # more nodes than the limit below
+    "a: 1\n---\nb: [x\n---\nc: 3\n",  # an error in the second of three documents
+    "a: {{ .Values.x }}\n",  # a template
+]
+
+
+@pytest.mark.parametrize("text", _CASES)
+@pytest.mark.parametrize("limits", [load.Limits(), load.Limits(max_nesting=3, max_expanded_nodes=25)],
+                         ids=["default-limits", "small-limits"])
+def test_crafted_documents_read_the_same(text: str, limits: load.Limits) -> None:
+    _assert_same(text.encode("utf-8"), limits)
+
+
+@pytest.mark.parametrize("text", ['{"a": [1, 2, {"b": null}], "c": "d"}', '[{"kind": "List"}]', '{"a": 1,}'])
+def test_json_reads_the_same(text: str) -> None:
+    _assert_same(text.encode(), path="x.json")
+
+
+def test_a_span_parsed_on_its_own_reads_the_same() -> None:
+    raw = b"a: 1\n---\nkind: ConfigMap\ndata:\n  k: v\n---\nz: [1, 2]\n"
+    sf = _parse(raw, False)
+    start = sf.text.index("kind")
+    got = []
+    for native in (True, False):
+        saved = load.NATIVE
+        load.NATIVE = NATIVE if native else None
+        try:
+            got.append(load.compose_span(sf, start, len(sf.text), load.Limits()))
+        finally:
+            load.NATIVE = saved
+    (a, b), (c, d) = got
+    assert a.start == c.start == start and _same_tree(a.data, c.data) and _same_tree(b.data, d.data)
+
+
+def test_the_generated_bench_corpus_reads_the_same(tmp_path: Path) -> None:
+    load_generator().generate(tmp_path, files=120, docs=1200, seed=5)
+    files = list(_files(tmp_path))
+    assert len(files) >= 100
+    for p in files:
+        _assert_same(p.read_bytes(), path=str(p))
+
+
+@pytest.mark.parametrize("root", [EXAMPLES, REPO / "tests" / "fixtures", CORPUS],
+                         ids=["examples", "fixtures", "corpus"])
+def test_real_files_read_the_same(root: Path) -> None:
+    if not root.is_dir():
+        pytest.skip(f"{root} not found (the shared corpus sits beside a checkout)")
+    n = 0
+    for p in _files(root):
+        _assert_same(p.read_bytes(), path=str(p))
+        n += 1
+    assert n > 10
+
+
+# YAML's punctuation, indentation and a few words: mostly broken text, some of it documents
+_PIECES = st.sampled_from(["a", "b", "1", "yes", "~", "null", "é", " ", "  ", "\n", "- ", ": ", ":", "-", "---", "...",
+                           "[", "]", "{", "}", ",", "'", '"', "#", "&x ", "*x", "!!str ", "? ", "|", ">", "<<: ",
+                           "\t", "\r\n", "%YAML 1.1\n", "\\", "0x1", "1.5", "2024-01-01"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_any_text_reads_the_same(text: str) -> None:
+    _assert_same(text.encode("utf-8"), load.Limits(max_nesting=4, max_expanded_nodes=30))
