@@ -373,6 +373,10 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_yamlfast", NULL, -1, methods};
 
+/* what `setup` and `compose` take and give; `dralint.inputs.load` uses a module only of its own ABI
+ * (an editable install keeps the module it built until it is installed again) */
+#define ABI 1
+
 PyMODINIT_FUNC PyInit__yamlfast(void) {
     s_lc = PyUnicode_InternFromString("lc");
     s_s = PyUnicode_InternFromString("s");
@@ -380,5 +384,10 @@ PyMODINIT_FUNC PyInit__yamlfast(void) {
     s_q = PyUnicode_InternFromString("q");
     if (s_lc == NULL || s_s == NULL || s_e == NULL || s_q == NULL)
         return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "ABI", ABI) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

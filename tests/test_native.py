@@ -148,3 +148,22 @@ _PIECES = st.sampled_from(["a", "b", "1", "yes", "~", "null", "é", " ", "  ", "
 @given(st.lists(_PIECES, max_size=40).map("".join))
 def test_any_text_reads_the_same(text: str) -> None:
     _assert_same(text.encode("utf-8"), load.Limits(max_nesting=4, max_expanded_nodes=30))
+
+
+@pytest.mark.parametrize(("module", "env", "why"), [
+    (None, {}, "not built"),
+    (type("Old", (), {"ABI": 0}), {}, "out of date"),  # an editable install's module from an older source
+    (NATIVE, {"DRALINT_NO_NATIVE": "1"}, "off"),
+])
+def test_a_missing_or_stale_native_module_is_not_used(monkeypatch: pytest.MonkeyPatch, module: object,
+                                                      env: dict[str, str], why: str) -> None:
+    def fake_import(name: str) -> object:
+        if module is None:
+            raise ImportError(name)
+        return module
+
+    monkeypatch.setattr(load.importlib, "import_module", fake_import)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    got, reason = load._load_native()
+    assert got is None and reason.startswith(why)

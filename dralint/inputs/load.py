@@ -885,14 +885,22 @@ def _load_bytes(path: str, raw: bytes, limits: Limits) -> SourceFile:
 
 # the native loader (`dralint/_yamlfast.c`), when the install built it: libyaml's events straight to
 # LMap/LSeq data for the documents the plain walk handles; None otherwise (and with DRALINT_NO_NATIVE)
-NATIVE: Any = None
-#: why `NATIVE` is None (for --verbose)
-NATIVE_MISSING = "off: DRALINT_NO_NATIVE is set"
-if not os.environ.get("DRALINT_NO_NATIVE"):
+#: the `ABI` of `dralint/_yamlfast.c` this module is written for
+NATIVE_ABI = 1
+
+
+def _load_native() -> tuple[Any, str]:
+    """The native module, set up, or None and why not (for --verbose)."""
+    if os.environ.get("DRALINT_NO_NATIVE"):
+        return None, "off: DRALINT_NO_NATIVE is set"
     try:
-        NATIVE = importlib.import_module("dralint._yamlfast")  # built or not: no static import
+        module = importlib.import_module("dralint._yamlfast")  # built or not: no static import
     except ImportError:
-        NATIVE = None
-        NATIVE_MISSING = "not built: installing dralint builds it where a C compiler and libyaml's headers exist"
-    else:
-        NATIVE.setup(LMap, LSeq, array, _PLAIN_TAGS, _plain_tag, _scalar_of, _key_of, _STR)
+        return None, "not built: installing dralint builds it where a C compiler and libyaml's headers exist"
+    if getattr(module, "ABI", None) != NATIVE_ABI:  # an editable install's module built from an older source
+        return None, "out of date: install dralint again to rebuild it"
+    module.setup(LMap, LSeq, array, _PLAIN_TAGS, _plain_tag, _scalar_of, _key_of, _STR)
+    return module, ""
+
+
+NATIVE, NATIVE_MISSING = _load_native()
