@@ -71,12 +71,10 @@ def _unset(value: Any) -> bool:
 
 def apply_defaults(data: dict[str, Any], kind: str, version: str, minor: str | None) -> dict[str, Any]:
     """``data`` with the API server's defaults for ``kind`` in ``version`` filled in: a copy when any
-    default applies, else ``data`` itself (most objects need none, and this runs on every DRA object)."""
-    if not _fill(data, kind, version, minor, write=False):
-        return data
-    out: dict[str, Any] = clone(data)
-    _fill(out, kind, version, minor, write=True)
-    return out
+    default applies, else ``data`` itself (most objects need none, and this runs on every DRA object).
+    The copy shares what no default changes: only the mappings and sequences on the way to a defaulted
+    field are new, so neither ``data`` nor the copy may be changed afterwards (`admitted` clones)."""
+    return _fill(data, kind, version, minor)  # type: ignore[no-any-return]
 
 
 def clone(v: Any) -> Any:
@@ -109,27 +107,53 @@ def _with_data(obj: K8sObject, data: dict[str, Any]) -> K8sObject:
     return K8sObject(obj.file, obj.doc, data, obj.base_path, obj.target)
 
 
-def _fill(data: dict[str, Any], kind: str, version: str, minor: str | None, write: bool) -> bool:
-    """Whether a default applies somewhere in ``data`` (and, with ``write``, set them all)."""
-    found = False
+def _fill(data: Any, kind: str, version: str, minor: str | None) -> Any:
+    """``data`` with every default that applies set, copying on write: ``data`` itself when none does."""
+    root = data
+    copied: set[int] | None = None  # ids of the containers copied so far; None until the first write
     for d in defaults():
         if (d.kinds and kind not in d.kinds) or (d.versions and version not in d.versions):
             continue
         if d.since and minor and minor_key(minor) < minor_key(d.since):
             continue
         for pattern in d.at:
-            for _, node in list(_targets(data, kind, pattern)):
+            for path, _ in list(_targets(root, kind, pattern)):
+                node = k8s.get(root, *path)  # as set by the defaults before (a copy once one was written)
                 if not isinstance(node, dict) or not _unset(node.get(d.field)):
                     continue
                 # a wrongly typed value is a decoding error (DRA101), never replaced by a default
                 if d.field in node and not isinstance(node[d.field], type(d.value)) and node[d.field] is not None:
                     continue
                 if all(node.get(k) == v for k, v in d.when) and not any(_unset(node.get(k)) for k in d.requires):
-                    if not write:
-                        return True
-                    node[d.field] = d.value
-                    found = True
-    return found
+                    if copied is None:
+                        root = _shallow(root)
+                        copied = {id(root)}
+                    _writable(root, path, copied)[d.field] = d.value
+    return root
+
+
+def _shallow(v: Any) -> Any:
+    """A new mapping or sequence with the same items (positioned ones keep their positions)."""
+    t = v.__class__
+    out = t(v)
+    if t is LMap or t is LSeq:
+        for slot in ("lc", "s", "e"):
+            if hasattr(v, slot):
+                setattr(out, slot, getattr(v, slot))
+    return out
+
+
+def _writable(root: Any, path: JsonPath, copied: set[int]) -> Any:
+    """The node at ``path`` below ``root`` (a copy), with every container on the way copied once."""
+    node = root
+    for key in path:
+        child = node[key]
+        if id(child) not in copied:
+            child = _shallow(child)
+            node[key] = child
+            copied.add(id(child))
+        node = child
+    return node
 
 
 def _drop(data: Any, path: JsonPath) -> None:
