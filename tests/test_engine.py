@@ -385,3 +385,22 @@ def test_a_lint_inside_a_quiet_block_keeps_its_trees_frozen() -> None:
             trees_built(100)
         assert gc.get_freeze_count() >= frozen > 0 and gc.isenabled()
     assert gc.get_freeze_count() == 0 and gc.isenabled()
+
+
+def test_rules_skip_the_intended_view_only_where_it_is_the_object_itself() -> None:
+    from dralint.checks.registry import load_checks
+    from dralint.engine.runner import _Runner
+    from dralint.inputs.index import DRA, POD, Index
+
+    runner = _Runner(build_config({}, None, REPO), Index())
+    impls = {impl.fn: impl for impl in load_checks().values()} | \
+        {impl.as_written: impl for impl in load_checks().values() if impl.as_written is not None}
+    plain = runner._object_calls("Deployment", POD)
+    viewed = runner._object_calls("ResourceClaim", DRA)
+    other_group = runner._object_calls("ResourceClaim", 0)  # a custom resource of another group
+    assert plain and viewed and other_group
+    for calls, through_view in ((plain, False), (viewed, True), (other_group, False)):
+        for fn, meta, _ in calls:
+            impl = impls[fn]
+            if impl.as_written is not None:  # an "intended" rule: the view only where it may differ
+                assert (fn is impl.fn) is through_view and (fn is impl.as_written) is not through_view, meta.code

@@ -28,12 +28,14 @@ from dralint.knowledge import lifecycle
 from dralint.knowledge.lifecycle import GROUP, for_profile
 from dralint.model import Violation
 
-_CONVERTIBLE = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice")
+#: the kinds of the DRA group whose view may differ from the written object: for any other object
+#: `view_for` is None, and the engine calls the rules without the view (`RuleImpl.as_written`)
+CONVERTIBLE = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"})
 
 
 def view_for(obj: K8sObject, ctx: Context) -> intended.View | None:
     """The rewritten object the semantic rules judge, or None when ``obj`` is fine as written."""
-    if obj.group != GROUP or obj.kind not in _CONVERTIBLE:
+    if obj.group != GROUP or obj.kind not in CONVERTIBLE:
         return None
     if "intended-view" in obj.memo:
         return obj.memo["intended-view"]  # type: ignore[no-any-return]
