@@ -1,4 +1,4 @@
-"""Wheel build hook: compile dralint's optional native loader (`dralint/_yamlfast.c`).
+"""Wheel build hook: compile dralint's optional native loader (`dralint/inputs/_yamlfast.c`).
 
 It needs a C compiler and libyaml's headers (Debian: `libyaml-dev`). Without them, or with
 DRALINT_NO_NATIVE set, the wheel is pure Python and dralint gives the same results, slower: the
@@ -18,7 +18,7 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = Path("dralint", "_yamlfast.c")
+SOURCE = Path("dralint", "inputs", "_yamlfast.c")
 
 
 def compile_native(root: Path, out: Path) -> str | None:
@@ -49,7 +49,7 @@ class NativeLoaderHook(BuildHookInterface):  # type: ignore[type-arg]
         name = "_yamlfast" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
         root = Path(self.root)
         # an editable install imports the package from the checkout: the module goes next to its source
-        out = root / "dralint" / name if version == "editable" else Path(tempfile.mkdtemp()) / name
+        out = root / SOURCE.parent / name if version == "editable" else Path(tempfile.mkdtemp()) / name
         why = compile_native(root, out)
         if why is not None:
             self.app.display_warning(f"dralint: {why}; installing without the native loader (same results, slower)")
@@ -57,4 +57,4 @@ class NativeLoaderHook(BuildHookInterface):  # type: ignore[type-arg]
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
         if version != "editable":
-            build_data["force_include"][str(out)] = f"dralint/{name}"
+            build_data["force_include"][str(out)] = f"{SOURCE.parent.as_posix()}/{name}"

@@ -7,13 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-SO="dralint/_yamlfast$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
+SO="dralint/inputs/_yamlfast$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
 INC=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 SAVED=$(mktemp)
 trap '[ -s "$SAVED" ] && cp "$SAVED" "$SO"; rm -f "$SAVED"' EXIT
 [ -e "$SO" ] && cp "$SO" "$SAVED"
 gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -fPIC -shared \
-    "-I$INC" dralint/_yamlfast.c -lyaml -o "$SO"
+    "-I$INC" dralint/inputs/_yamlfast.c -lyaml -o "$SO"
 export ASAN_OPTIONS=detect_leaks=0 DRALINT_REQUIRE_NATIVE=1
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
 "$PY" -m pytest -q -p no:cacheprovider tests/test_native.py

@@ -388,19 +388,24 @@ def test_a_lint_inside_a_quiet_block_keeps_its_trees_frozen() -> None:
 
 
 def test_rules_skip_the_intended_view_only_where_it_is_the_object_itself() -> None:
+    from dralint.checks.intended import as_written
     from dralint.checks.registry import load_checks
     from dralint.engine.runner import _Runner
     from dralint.inputs.index import DRA, POD, Index
 
     runner = _Runner(build_config({}, None, REPO), Index())
-    impls = {impl.fn: impl for impl in load_checks().values()} | \
-        {impl.as_written: impl for impl in load_checks().values() if impl.as_written is not None}
+    impls = {impl.code: impl for impl in load_checks().values()}
     plain = runner._object_calls("Deployment", POD)
     viewed = runner._object_calls("ResourceClaim", DRA)
     other_group = runner._object_calls("ResourceClaim", 0)  # a custom resource of another group
     assert plain and viewed and other_group
+    wrapped = 0
     for calls, through_view in ((plain, False), (viewed, True), (other_group, False)):
         for fn, meta, _ in calls:
-            impl = impls[fn]
-            if impl.as_written is not None:  # an "intended" rule: the view only where it may differ
-                assert (fn is impl.fn) is through_view and (fn is impl.as_written) is not through_view, meta.code
+            impl = impls[meta.code]
+            if as_written(impl.fn) is not impl.fn:  # an "intended" rule: the view only where it may differ
+                wrapped += 1
+                assert fn is (impl.fn if through_view else as_written(impl.fn)), meta.code
+            else:
+                assert fn is impl.fn
+    assert wrapped > 10

@@ -1,4 +1,4 @@
-"""The native loader (`dralint/_yamlfast.c`) gives what the Python path gives, document for document.
+"""The native loader (`dralint/inputs/_yamlfast.c`) gives what the Python path gives, document for document.
 
 The module is built by the install when a C compiler and libyaml's headers exist; these tests skip
 without it, unless DRALINT_REQUIRE_NATIVE is set (CI sets it, so that the module is always tested

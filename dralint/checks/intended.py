@@ -79,7 +79,8 @@ def mapped(view: intended.View, v: Violation) -> Violation:
 
 
 def on_intended(fn: Callable[..., Iterator[Violation]]) -> Callable[..., Iterator[Violation]]:
-    """``fn`` run on the object as meant (see the module doc)."""
+    """``fn`` run on the object as meant (see the module doc). The engine calls ``fn`` itself
+    (`as_written`) for an object whose view is the object (not of `CONVERTIBLE`)."""
 
     @functools.wraps(fn)
     def run(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
@@ -88,4 +89,10 @@ def on_intended(fn: Callable[..., Iterator[Violation]]) -> Callable[..., Iterato
             return fn(obj, ctx)
         return (mapped(view, v) for v in fn(view.obj, ctx))
 
+    run.as_written = fn  # type: ignore[attr-defined]
     return run
+
+
+def as_written(fn: Callable[..., Iterator[Violation]]) -> Callable[..., Iterator[Violation]]:
+    """The rule ``fn`` without the intended view: itself unless `on_intended` made it."""
+    return getattr(fn, "as_written", fn)

@@ -55,9 +55,6 @@ class RuleImpl:
     kinds: frozenset[str] | None
     #: objects without any of these are skipped by the engine (see `K8sObject.facets`)
     needs: tuple[Need, ...] | None = None
-    #: ``fn`` without the intended view (`dralint.checks.intended`), for the objects the view leaves
-    #: as written (`intended.CONVERTIBLE`): most objects, and a call less for each rule on each
-    as_written: CheckFn | None = None
 
 
 REGISTRY: dict[str, RuleImpl] = {}
@@ -75,12 +72,12 @@ def rule(
         if known is not None and getattr(known.fn, "__wrapped__", known.fn) is not fn:
             raise RuntimeError(f"rule {code} registered twice ({known.fn.__qualname__}, {fn.__qualname__})")
         wants = (needs,) if isinstance(needs, str) else needs
-        run, as_written = fn, None
+        run = fn
         if scope == "object" and shape == "intended":
             from dralint.checks.intended import on_intended  # imports this module: bound at first use
 
-            run, as_written = on_intended(fn), fn
-        REGISTRY[code] = RuleImpl(code, run, scope, frozenset(kinds) if kinds else None, wants, as_written)
+            run = on_intended(fn)
+        REGISTRY[code] = RuleImpl(code, run, scope, frozenset(kinds) if kinds else None, wants)
         return fn
 
     return deco

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dralint.checks.intended import CONVERTIBLE
+from dralint.checks.intended import as_written as intended_as_written
 from dralint.checks.registry import CheckFn, Context, RuleImpl, load_checks
 from dralint.engine import progress
 from dralint.engine.config import Config
@@ -215,9 +216,9 @@ class _Runner:
         not called for a ConfigMap: with 40 rules and 20,000 objects the calls alone add up)."""
         calls = self._calls.get((kind, facets))
         if calls is None:
-            as_written = not (facets & DRA and kind in CONVERTIBLE)  # the intended view is the object itself
+            plain = not (facets & DRA and kind in CONVERTIBLE)  # the intended view is the object itself
             calls = [
-                (i.as_written if as_written and i.as_written is not None else i.fn, m, self.contexts[m.code])
+                (intended_as_written(i.fn) if plain else i.fn, m, self.contexts[m.code])
                 for i, m in self.object_rules(kind)
                 if i.needs is None or any(facets & _NEEDS[n] for n in i.needs)
             ]

@@ -883,9 +883,9 @@ def _load_bytes(path: str, raw: bytes, limits: Limits) -> SourceFile:
     return sf
 
 
-# the native loader (`dralint/_yamlfast.c`), when the install built it: libyaml's events straight to
+# the native loader (`dralint/inputs/_yamlfast.c`), when the install built it: libyaml's events straight to
 # LMap/LSeq data for the documents the plain walk handles; None otherwise (and with DRALINT_NO_NATIVE)
-#: the `ABI` of `dralint/_yamlfast.c` this module is written for
+#: the `ABI` of `dralint/inputs/_yamlfast.c` this module is written for
 NATIVE_ABI = 1
 
 
@@ -894,7 +894,7 @@ def _load_native() -> tuple[Any, str]:
     if os.environ.get("DRALINT_NO_NATIVE"):
         return None, "off: DRALINT_NO_NATIVE is set"
     try:
-        module = importlib.import_module("dralint._yamlfast")  # built or not: no static import
+        module = importlib.import_module("dralint.inputs._yamlfast")  # built or not: no static import
     except ImportError:
         return None, "not built: installing dralint builds it where a C compiler and libyaml's headers exist"
     if getattr(module, "ABI", None) != NATIVE_ABI:  # an editable install's module built from an older source
