@@ -27,9 +27,15 @@ def compile_native(root: Path, out: Path) -> str | None:
         return "native loader builds only on POSIX systems"
     cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     include = sysconfig.get_paths()["include"]
-    args = [*cc, "-O2", "-fPIC", "-shared", "-Wall", f"-I{include}", str(root / SOURCE), "-lyaml", "-o", str(out)]
+    flags = [*shlex.split(os.environ.get("CFLAGS", "")), *shlex.split(os.environ.get("LDFLAGS", ""))]
     if sys.platform == "darwin":
-        args[len(cc):len(cc)] = ["-undefined", "dynamic_lookup"]
+        flags += ["-undefined", "dynamic_lookup"]
+        for prefix in ("/opt/homebrew", "/usr/local"):  # where Homebrew puts libyaml
+            if Path(prefix, "include", "yaml.h").is_file():
+                flags += [f"-I{prefix}/include", f"-L{prefix}/lib"]
+                break
+    args = [*cc, "-O2", "-fPIC", "-shared", "-Wall", *flags, f"-I{include}", str(root / SOURCE), "-lyaml",
+            "-o", str(out)]
     try:
         p = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:

@@ -152,6 +152,7 @@ def test_any_text_reads_the_same(text: str) -> None:
 
 @pytest.mark.parametrize(("module", "env", "why"), [
     (None, {}, "not built"),
+    ("unloadable", {}, "not loaded (libyaml-0.so.2: cannot open shared object file"),  # built elsewhere
     (type("Old", (), {"ABI": 0}), {}, "out of date"),  # an editable install's module from an older source
     (NATIVE, {"DRALINT_NO_NATIVE": "1"}, "off"),
 ])
@@ -159,7 +160,9 @@ def test_a_missing_or_stale_native_module_is_not_used(monkeypatch: pytest.Monkey
                                                       env: dict[str, str], why: str) -> None:
     def fake_import(name: str) -> object:
         if module is None:
-            raise ImportError(name)
+            raise ModuleNotFoundError(name)
+        if module == "unloadable":
+            raise ImportError("libyaml-0.so.2: cannot open shared object file: No such file or directory")
         return module
 
     monkeypatch.setattr(load.importlib, "import_module", fake_import)

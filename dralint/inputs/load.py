@@ -895,8 +895,10 @@ def _load_native() -> tuple[Any, str]:
         return None, "off: DRALINT_NO_NATIVE is set"
     try:
         module = importlib.import_module("dralint.inputs._yamlfast")  # built or not: no static import
-    except ImportError:
+    except ModuleNotFoundError:
         return None, "not built: installing dralint builds it where a C compiler and libyaml's headers exist"
+    except ImportError as e:  # built, but libyaml's shared library is not found (a wheel from another machine)
+        return None, f"not loaded ({e.msg.splitlines()[0] if e.msg else 'ImportError'})"
     if getattr(module, "ABI", None) != NATIVE_ABI:  # an editable install's module built from an older source
         return None, "out of date: install dralint again to rebuild it"
     module.setup(LMap, LSeq, array, _PLAIN_TAGS, _plain_tag, _scalar_of, _key_of, _STR)
