@@ -209,7 +209,7 @@ def to_plain(v: Any) -> Any:
 
 def fingerprint(v: Any) -> Hashable | None:
     """A hashable value equal for two values exactly when `same` calls them equal; None when there is
-    none (a NaN is not equal to itself; a tuple or an unknown type is left to `same`)."""
+    none (a NaN, which hashes by identity; a tuple or an unknown type is left to `same`)."""
     if isinstance(v, str):
         return ("s", str(v))
     if isinstance(v, dict):
@@ -234,7 +234,8 @@ def fingerprint(v: Any) -> Hashable | None:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equality that tells ``True`` from ``1`` (YAML does)."""
+    """Equality that tells ``True`` from ``1`` (YAML does), and that takes a NaN (``.nan``) for itself:
+    an unchanged ``.nan`` is the same value, not an edit."""
     if type(a) is not type(b):
         if isinstance(a, str) and isinstance(b, str):
             return str(a) == str(b)
@@ -244,4 +245,4 @@ def same(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+    return bool(a == b) or (type(a) is float and a != a and b != b)

@@ -200,3 +200,18 @@ def test_a_pass_over_a_file_parses_only_the_changed_lines(monkeypatch: pytest.Mo
     whole = load_bytes("f.yaml", pr.text.encode())
     assert [same_located(a.data, b.data) and (a.start, a.end) == (b.start, b.end)
             for a, b in zip(got.file.documents, whole.documents, strict=True)] == [True, True]
+
+
+def test_an_unchanged_nan_is_the_same_value() -> None:
+    # a fuzz input: `.nan` made the check of a document's own parse fail (NaN is not equal to itself),
+    # and a diff would have rewritten an unchanged `.nan`
+    from dralint.fix.edits import diff_edits
+    from dralint.model import same
+
+    nan = float("nan")
+    assert same(nan, nan) and not same(nan, 1.0) and not same(1.0, nan)
+    text = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: .nan\n  b: [1, .NaN]\n"
+    a, b = load_bytes("x.yaml", text).documents[0].data, _parse_uncached(text.decode())
+    assert same_located(a, b)
+    changed = {**a, "metadata": {"name": "y"}}
+    assert diff_edits(a, changed) == [Edit("set", ("metadata", "name"), value="y")]
