@@ -348,14 +348,7 @@ class _Walker:
                 else:
                     v = self._plain(vn, depth + 1)
                 if k in out:
-                    if positions is None:
-                        positions = {key: j for j, key in enumerate(out)}
-                    first = positions[k]
-                    self.duplicates.append((k, kn.start_mark.index, kn.end_mark.index, lc[first * 4]))
-                    out[k] = v
-                    lc[first * 4 : first * 4 + 4] = (
-                        kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index
-                    )
+                    positions = self._repeated(out, lc, positions, k, v, kn, vn)
                     continue
                 if positions is not None:
                     positions[k] = len(out)
@@ -374,6 +367,19 @@ class _Walker:
         out.s = n.start_mark.index
         out.e = n.end_mark.index
         return out
+
+    def _repeated(self, out: LMap, lc: list[int], positions: dict[str, int] | None, k: str, v: Any,
+                  kn: yaml.Node, vn: yaml.Node) -> dict[str, int]:
+        """A key met again in ``out``: recorded as a duplicate, its value and positions replaced (the API
+        server's lenient decoders keep the last value). Returns the key positions, made at the first
+        repeated key of the mapping (no quadratic search)."""
+        if positions is None:
+            positions = {key: j for j, key in enumerate(out)}
+        first = positions[k]
+        self.duplicates.append((k, kn.start_mark.index, kn.end_mark.index, lc[first * 4]))
+        out[k] = v
+        lc[first * 4 : first * 4 + 4] = (kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index)
+        return positions
 
     def walk(self, n: yaml.Node, depth: int) -> tuple[Any, int]:
         """(data, expanded node count). Scalars are handled inline by the parent: they are most nodes."""
@@ -417,14 +423,7 @@ class _Walker:
                     v, sz = self.walk(vn, depth + 1)
                     size += sz
                 if k in out:
-                    if positions is None:  # the first repeated key: index the keys once (no quadratic search)
-                        positions = {key: j for j, key in enumerate(out)}
-                    first = positions[k]
-                    self.duplicates.append((k, kn.start_mark.index, kn.end_mark.index, lc[first * 4]))
-                    out[k] = v  # the API server's lenient decoders keep the last value
-                    lc[first * 4 : first * 4 + 4] = (
-                        kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index
-                    )
+                    positions = self._repeated(out, lc, positions, k, v, kn, vn)
                     continue
                 if positions is not None:
                     positions[k] = len(out)
