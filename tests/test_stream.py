@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dralint.checks.registry import Context, load_checks
 from dralint.engine.config import build_config
 from dralint.engine.lazy import FileLoader
 from dralint.engine.pipeline import lint_paths, load_paths
 from dralint.engine.runner import FileWork, NeedsIndex, SealedIndex, _Runner, limits_for, lint_files
-from dralint.engine.stream import Ahead, Stream, _documents_naming, stage_of
+from dralint.engine.stream import Ahead, Stream, _documents_naming, _markers, stage_of
 from dralint.inputs.index import Index, K8sObject, file_units
-from dralint.inputs.load import load_bytes
+from dralint.inputs.load import DOC_MARKER, load_bytes
 from dralint.model import Violation
 from tests.conftest import EXAMPLES, REPO
 from tests.test_parallel import canonical, load_generator
@@ -454,3 +456,10 @@ def test_nothing_is_parsed_ahead_when_the_kinds_have_files_of_their_own(tmp_path
     (tmp_path / "z-template.yaml").write_text(TEMPLATE.format(name="gpu"))
     result = _streamed(tmp_path)
     assert "parsed_ahead" not in result.stats and result.stats["waited"] == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["---", "...", "----", "-- -", "a", " ", "\t", "\n", "\r", "\r\n", "#", ":"]),
+                max_size=30).map("".join))
+def test_marker_lines_are_those_the_loader_splits_on(text: str) -> None:
+    assert _markers(text.encode()) == [m.start() for m in DOC_MARKER.finditer(text)]

@@ -87,18 +87,18 @@ def clone(v: Any) -> Any:
     if t is list:
         return [clone(x) for x in v]
     if t is LMap:
-        m = LMap((k, clone(x)) for k, x in v.items())
-        for slot in ("lc", "s", "e"):
-            if hasattr(v, slot):
-                setattr(m, slot, getattr(v, slot))
-        return m
+        return _positioned(v, LMap((k, clone(x)) for k, x in v.items()))
     if t is LSeq:
-        q = LSeq(clone(x) for x in v)
-        for slot in ("lc", "s", "e"):
-            if hasattr(v, slot):
-                setattr(q, slot, getattr(v, slot))
-        return q
+        return _positioned(v, LSeq(clone(x) for x in v))
     return v  # str, int, float, bool, None: immutable
+
+
+def _positioned(src: Any, out: Any) -> Any:
+    """``out`` with the positions of ``src`` (those it has: a node made by a rule may have none)."""
+    for slot in ("lc", "s", "e"):
+        if hasattr(src, slot):
+            setattr(out, slot, getattr(src, slot))
+    return out
 
 
 def _with_data(obj: K8sObject, data: dict[str, Any]) -> K8sObject:
@@ -135,12 +135,7 @@ def _fill(data: Any, kind: str, version: str, minor: str | None) -> Any:
 def _shallow(v: Any) -> Any:
     """A new mapping or sequence with the same items (positioned ones keep their positions)."""
     t = v.__class__
-    out = t(v)
-    if t is LMap or t is LSeq:
-        for slot in ("lc", "s", "e"):
-            if hasattr(v, slot):
-                setattr(out, slot, getattr(v, slot))
-    return out
+    return _positioned(v, t(v)) if t is LMap or t is LSeq else t(v)
 
 
 def _writable(root: Any, path: JsonPath, copied: set[int]) -> Any:

@@ -170,7 +170,9 @@ def _documents_naming(raw: bytes, is_json: bool) -> list[tuple[int, int]]:
 
 
 def _markers(raw: bytes) -> list[int]:
-    """Where the lines that start or end a document (`---`, `...`, then a space or the line's end) start."""
+    """Where the lines that start or end a document (`---`, `...`, then a space or the line's end) start:
+    `dralint.inputs.load.DOC_MARKER`'s matches, found with byte searches (a line-anchored regular
+    expression tries every position of the text; tests/test_stream.py checks the two agree)."""
     out = []
     for token in (b"---", b"..."):
         if raw.startswith(token) and raw[3:4] in _AFTER_MARKER:

@@ -118,12 +118,7 @@ def pretty_json(value: Any) -> str:
     the JSON and SARIF reports of a large run cost more than a warm check itself. This walks the
     value once and leaves every string to the C escaper; anything but plain JSON types (a non-string
     key, a subclass) goes to ``json.dumps`` so the text never differs (tests/test_formats.py)."""
-    out: list[str] = []
-    try:
-        _pretty(value, "\n", out)
-    except _Unusual:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    return "".join(out)
+    return pretty_json_at(value, "\n")
 
 
 def pretty_json_at(value: Any, nl: str) -> str:
