@@ -98,7 +98,16 @@ def pod_specs(kind: str | None, data: Any) -> list[PodSpecRef]:
     return workloads.pod_specs(data.get("apiVersion"), kind, data)
 
 
-def containers(ps: PodSpecRef) -> Iterator[ContainerRef]:
+def containers(ps: PodSpecRef) -> tuple[ContainerRef, ...]:
+    """The pod spec's containers, made once per pod spec: half a dozen rules walk them on every
+    workload, and making the references again each time was a visible part of a large run."""
+    made = ps.__dict__.get("_containers")
+    if made is None:
+        made = ps.__dict__["_containers"] = tuple(_containers(ps))  # a frozen dataclass's own cache
+    return made
+
+
+def _containers(ps: PodSpecRef) -> Iterator[ContainerRef]:
     for f in ps.container_lists:
         items = ps.spec.get(f)
         if not isinstance(items, list):

@@ -155,11 +155,27 @@ def lookup(api_version: Any, kind: str | None) -> WorkloadKind | None:
     kustomize patch, a fragment) is matched by kind among the built-ins only."""
     if not kind:
         return None
-    entries = table().by_kind.get(kind, ())
     if not isinstance(api_version, str) or not api_version:
-        return next((e for e in entries if e.builtin), None)
-    group = k8s.api_group(api_version)
-    return next((e for e in entries if group in e.groups), None)
+        api_version = ""
+    key = (api_version, kind)
+    memo = _LOOKUPS
+    if key in memo:
+        return memo[key]
+    entries = table().by_kind.get(kind, ())
+    if not api_version:
+        found = next((e for e in entries if e.builtin), None)
+    else:
+        group = k8s.api_group(api_version)
+        found = next((e for e in entries if group in e.groups), None)
+    if len(memo) < _LOOKUPS_MAX:
+        memo[key] = found
+    return found
+
+
+#: `lookup` by (apiVersion, kind): every rule on a workload asks, and a repository has few distinct
+#: pairs (bounded: the strings come from the linted files)
+_LOOKUPS: dict[tuple[str, str], WorkloadKind | None] = {}
+_LOOKUPS_MAX = 4096
 
 
 def is_builtin(api_version: Any, kind: str | None) -> bool:
