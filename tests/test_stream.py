@@ -24,7 +24,16 @@ from dralint.engine.config import build_config
 from dralint.engine.lazy import FileLoader
 from dralint.engine.pipeline import lint_paths, load_paths
 from dralint.engine.runner import FileWork, NeedsIndex, SealedIndex, _Runner, limits_for, lint_files
-from dralint.engine.stream import Ahead, Stream, _documents_naming, _markers, stage_of
+from dralint.engine.stream import (
+    STAGED_KINDS,
+    Ahead,
+    Stream,
+    _documents_naming,
+    _line_starts_with,
+    _markers,
+    stage_of,
+    staged_positions,
+)
 from dralint.inputs.index import Index, K8sObject, file_units
 from dralint.inputs.load import DOC_MARKER, load_bytes
 from dralint.model import Violation
@@ -463,3 +472,21 @@ def test_nothing_is_parsed_ahead_when_the_kinds_have_files_of_their_own(tmp_path
                 max_size=30).map("".join))
 def test_marker_lines_are_those_the_loader_splits_on(text: str) -> None:
     assert _markers(text.encode()) == [m.start() for m in DOC_MARKER.finditer(text)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["Device", "DeviceClass", "DeviceTaintRul", "DeviceTaintRule", "Resource",
+                                 "ResourceClaim", "ResourceClaimTemplate", "ResourceSlic", "ResourceSlice",
+                                 "ComputeDomain", "Compute", "kind: ", "\n", "x", "e"]), max_size=20).map("".join))
+def test_staged_names_are_found_where_each_name_starts(text: str) -> None:
+    # the scan searches shared first words: it must find what searching every name finds
+    raw = text.encode()
+    naive = sorted({i for name in STAGED_KINDS for i in range(len(raw)) if raw.startswith(name.encode(), i)})
+    assert staged_positions(raw) == naive
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["%", "%TAG", "a", " ", "\n", "\r", "#"]), max_size=20).map("".join))
+def test_a_directive_line_is_found(text: str) -> None:
+    raw = text.encode()
+    assert _line_starts_with(raw, b"%") == (raw.startswith(b"%") or b"\n%" in raw)
