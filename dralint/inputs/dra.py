@@ -81,9 +81,18 @@ def claim_spec(obj: K8sObject) -> dict[str, Any] | None:
     return spec if isinstance(spec, dict) else None
 
 
-def requests(obj: K8sObject) -> Iterator[Request]:
+def requests(obj: K8sObject) -> tuple[Request, ...]:
     """Every device request of a ResourceClaim or ResourceClaimTemplate, read in the shape the author
-    meant (`dralint.inputs.intended`: DRA108/DRA109 mistakes corrected), with paths into ``obj``."""
+    meant (`dralint.inputs.intended`: DRA108/DRA109 mistakes corrected), with paths into ``obj``.
+    Read once per object (`K8sObject.memo`): a dozen rules ask for them."""
+    memo = obj.memo
+    got: tuple[Request, ...] | None = memo.get("requests")
+    if got is None:
+        got = memo["requests"] = tuple(_read_requests(obj))
+    return got
+
+
+def _read_requests(obj: K8sObject) -> Iterator[Request]:
     view = intended.shape_view(obj)
     if view is None:
         yield from _requests(obj)
@@ -156,6 +165,15 @@ def _str(v: Any) -> str | None:
 
 
 def pod_claims(ps: k8s.PodSpecRef) -> list[PodClaim]:
+    """The pod spec's claim entries, made once per pod spec (as `k8s.containers`); a new list each
+    call, so a caller may change its own."""
+    made: list[PodClaim] | None = ps.__dict__.get("_pod_claims")
+    if made is None:
+        made = ps.__dict__["_pod_claims"] = _pod_claims(ps)
+    return list(made)
+
+
+def _pod_claims(ps: k8s.PodSpecRef) -> list[PodClaim]:
     out = []
     for i, c in k8s.pod_claims(ps):
         raw_src = c.get("source")
