@@ -71,6 +71,23 @@ class K8sObject:
     #: findings on this object are reported (False for objects that are only context)
     target: bool = True
 
+    def __post_init__(self) -> None:
+        # the identity is read for every object (dispatch, summaries): one call sets what six `once`
+        # properties would each compute on first use (the instance's attributes win over them)
+        data, d = self.data, self.__dict__
+        v = data.get("apiVersion")
+        d["api_version"] = v if isinstance(v, str) else None
+        v = data.get("kind")
+        d["kind"] = v if isinstance(v, str) else None
+        m = data.get("metadata")
+        meta = d["metadata"] = m if isinstance(m, dict) else {}
+        v = meta.get("name")
+        d["name"] = v if isinstance(v, str) else None
+        v = meta.get("namespace")
+        d["namespace"] = v if isinstance(v, str) else None
+        a = meta.get("annotations")
+        d["annotations"] = a if isinstance(a, dict) else {}
+
     @once
     def api_version(self) -> str | None:
         v = self.data.get("apiVersion")
