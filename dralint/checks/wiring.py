@@ -117,15 +117,16 @@ def missing_claim_template(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
             )
 
 
-def known_classes(ctx: Context) -> set[str]:
-    """Device classes defined in the set plus those the configured drivers install."""
-    hit = ctx.cache.get("known-device-classes")
+def known_classes(ctx: Context) -> frozenset[str]:
+    """Device classes defined in the set plus those the configured drivers install (made once a run,
+    and frozen: every claim asks, and a copy for each was a visible cost with hundreds of classes)."""
+    hit: frozenset[str] | None = ctx.cache.get("known-device-classes")
     if hit is None:
         from dralint.knowledge.drivers import installed_classes
 
-        hit = {o.name for o in ctx.index.of_kind("DeviceClass") if o.name} | installed_classes(ctx.profile)
+        hit = frozenset({o.name for o in ctx.index.of_kind("DeviceClass") if o.name} | installed_classes(ctx.profile))
         ctx.cache["known-device-classes"] = hit
-    return set(hit)
+    return hit
 
 
 @rule("DRA305", kinds=("ResourceClaim", "ResourceClaimTemplate"))
@@ -163,7 +164,7 @@ def unknown_device_class(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
 
 
 def _missing_class_refs(
-    obj: K8sObject, ctx: Context, known: set[str]
+    obj: K8sObject, ctx: Context, known: frozenset[str]
 ) -> dict[str, list[tuple[K8sObject, JsonPath]]]:
     """Unknown class -> its references in ``obj``'s file, in file order (computed once per file: the
     memo holds the last file's only, since it holds that file's objects and a streamed run lets

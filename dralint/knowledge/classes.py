@@ -21,6 +21,7 @@ classes their entry lists exist, and so does a class named after the driver or a
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from dralint.knowledge import drivers
@@ -73,7 +74,7 @@ class Missing:
     reason: str
 
 
-def explain_missing(name: str, profile: ClusterProfile, known: set[str]) -> Missing:
+def explain_missing(name: str, profile: ClusterProfile, known: AbstractSet[str]) -> Missing:
     """Judge a class that is neither in the linted files nor in ``known`` (defined + installed + declared)."""
     note = drivers.stale_class_note(name, profile)
     if note:
