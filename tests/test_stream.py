@@ -35,7 +35,7 @@ from dralint.engine.stream import (
     staged_positions,
 )
 from dralint.inputs.index import Index, K8sObject, file_units
-from dralint.inputs.load import DOC_MARKER, load_bytes
+from dralint.inputs.load import DOC_MARKER, LMap, LSeq, load_bytes
 from dralint.model import Violation
 from tests.conftest import EXAMPLES, REPO
 from tests.test_parallel import canonical, load_generator
@@ -66,6 +66,39 @@ def test_streamed_run_reports_what_a_run_with_every_tree_reports(corpus: Path, j
     assert [e.__dict__ for e in streamed.internal_errors] == [e.__dict__ for e in whole.internal_errors]
     # it did stream: some files were checked alone and let go, some waited for the index
     assert 0 < streamed.stats["kept_trees"] < len(streamed.files)
+
+
+def _mappings(v: Any) -> int:
+    n, stack = 0, [v]
+    while stack:
+        x = stack.pop()
+        if type(x) is LMap:
+            n += 1
+            stack.extend(x.values())
+        elif type(x) is LSeq:
+            stack.extend(x)
+    return n
+
+
+def test_a_streamed_run_leaves_no_parse_trees_behind(corpus: Path) -> None:
+    # the run pauses the cyclic collector, so a cache that refers back to its owner (a pod spec's
+    # claims kept on the pod spec) would keep trees alive to the end; memos that hold the last
+    # file's objects are bounded, a leak grows with the repository
+    parsed = sum(_mappings(d.data) for p in corpus.rglob("*") if p.is_file()
+                 for d in load_bytes(str(p), p.read_bytes()).documents)
+    config = build_config({}, None, corpus)
+    config.use_cache = False
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        result = lint_paths([str(corpus)], config, jobs=1)
+        left = sum(1 for o in gc.get_objects() if type(o) is LMap)
+    finally:
+        if was:
+            gc.enable()
+    assert result.findings and parsed > 10_000
+    assert left < parsed // 100
 
 
 def test_examples_streamed_the_same() -> None:

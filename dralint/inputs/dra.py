@@ -165,15 +165,8 @@ def _str(v: Any) -> str | None:
 
 
 def pod_claims(ps: k8s.PodSpecRef) -> list[PodClaim]:
-    """The pod spec's claim entries, made once per pod spec (as `k8s.containers`); a new list each
-    call, so a caller may change its own."""
-    made: list[PodClaim] | None = ps.__dict__.get("_pod_claims")
-    if made is None:
-        made = ps.__dict__["_pod_claims"] = _pod_claims(ps)
-    return list(made)
-
-
-def _pod_claims(ps: k8s.PodSpecRef) -> list[PodClaim]:
+    # not kept on ``ps`` as its containers are: each entry refers back to ``ps``, and that cycle would
+    # keep the whole parse tree alive in a streamed run, where the cyclic collector is paused
     out = []
     for i, c in k8s.pod_claims(ps):
         raw_src = c.get("source")
