@@ -128,6 +128,27 @@ def test_the_lazy_index_answers_as_the_index_built_file_by_file(corpus: Path) ->
         assert fallbacks == []
 
 
+def test_a_lookup_by_name_makes_only_the_objects_of_that_name(corpus: Path) -> None:
+    # a pod's template is looked up by name: the other templates are made only when a query needs them,
+    # and every answer after that (names, whole kinds, other names) is still the eager index's
+    files = summaries_of(corpus)
+    for deferred in (set(range(len(files))), {i for i in range(len(files)) if i % 2}):
+        eager, lazy, fallbacks = both(files, deferred)
+        kind = "ResourceClaimTemplate"
+        names = sorted({o.name for o in eager.objects if o.kind == kind and o.name})
+        assert len(names) > 3
+        for name in names[:3]:
+            for ns in (None, "ml"):
+                assert [ident(o) for o in lazy.find(kind, name, ns)] == [ident(o) for o in eager.find(kind, name, ns)]
+        if len(deferred) == len(files):  # every object comes from the pack: only those names were made
+            made = [o for o in lazy.objects if o.kind == kind]
+            assert made and {o.name for o in made} <= set(names[:3])
+        assert [ident(o) for o in lazy.find_any_namespace(kind, names[0])] == [
+            ident(o) for o in eager.find_any_namespace(kind, names[0])]
+        same_answers(eager, lazy)  # names first, then whole kinds: nothing twice, nothing missing
+        assert fallbacks == []
+
+
 def test_the_lazy_index_makes_only_the_kinds_asked_about(corpus: Path) -> None:
     files = summaries_of(corpus)
     eager, lazy, _ = both(files, set(range(len(files))))

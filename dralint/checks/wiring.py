@@ -124,7 +124,8 @@ def known_classes(ctx: Context) -> frozenset[str]:
     if hit is None:
         from dralint.knowledge.drivers import installed_classes
 
-        hit = frozenset({o.name for o in ctx.index.of_kind("DeviceClass") if o.name} | installed_classes(ctx.profile))
+        # names only: a one-file run against a packed context then makes no class object for this
+        hit = frozenset({name for _, name in ctx.index.names_of("DeviceClass")} | installed_classes(ctx.profile))
         ctx.cache["known-device-classes"] = hit
     return hit
 

@@ -341,6 +341,8 @@ class LazyIndex(Index):
         self._fallback = fallback
         self._pending: list[_Pending] = []
         self._done: set[str] = set()  # kinds added from every deferred file
+        #: (kind, name) pairs added from every deferred file, ahead of the rest of their kind (`_need_named`)
+        self._named: set[tuple[str, str]] = set()
         self._values_done = False
         self._rank: dict[int, tuple[int, int]] = {}  # id(unit) -> (input position, place)
         self._at = 0
@@ -377,11 +379,11 @@ class LazyIndex(Index):
         return super().of_kind(*kinds)
 
     def find(self, kind: str, name: str, namespace: str | None = None) -> list[K8sObject]:
-        self._need((kind,))
+        self._need_named(kind, name)
         return super().find(kind, name, namespace)
 
     def find_any_namespace(self, kind: str, name: str) -> list[K8sObject]:
-        self._need((kind,))
+        self._need_named(kind, name)
         return super().find_any_namespace(kind, name)
 
     def names_of(self, kind: str) -> list[tuple[str | None, str]]:
@@ -394,7 +396,9 @@ class LazyIndex(Index):
             return super().names_of(kind)
         self.reads.add(kind)
         ranked = [(self._rank_of(o), o.namespace, o.name) for o in self._by_kind.get(kind, ()) if o.name]
-        ranked += [((p.i, r.position), r.namespace, r.name) for p, recs in intact for r in recs if r.name]
+        named = self._named
+        ranked += [((p.i, r.position), r.namespace, r.name) for p, recs in intact for r in recs
+                   if r.name and (kind, r.name) not in named]  # those made already are listed above
         ranked.sort(key=_first)
         return [(ns, name) for _, ns, name in ranked]
 
@@ -438,17 +442,42 @@ class LazyIndex(Index):
             intact, damaged = _split(self._pack.records(kind), holders, kind)
             for p in damaged:
                 self._from_summary(p, kind)
+            named = {n for k, n in self._named if k == kind}  # made already (no damaged holder then)
             # `_place` spelled out: this loop makes every object of the kind
             rank, add, doc_of = self._rank, super().add, self._doc
             for p, recs in intact:
                 sf, loader, target = self._file(p), p.loader, p.target
                 for r in recs:
+                    if named and r.name in named:
+                        continue
                     obj = RemoteObject(sf, doc_of(p, r.doc, r.source), r.base_path,
                                        [r.api_version, kind, r.name, r.namespace], r.data, loader, target)
                     obj.claim_names = r.claim_names
                     rank[id(obj)] = (p.i, r.position)
                     add(obj)
         self._in_order(todo)
+
+    def _need_named(self, kind: str, name: str) -> None:
+        """`_need` for the objects of ``kind`` named ``name`` only. A pod's claim template is looked up
+        by name, and making every template of a large repository for that was the largest part of a
+        one-file run against a packed context; the rest of the kind is made when a query needs it."""
+        if kind in self._done or (kind, name) in self._named:
+            return
+        holders = [p for p in self._pending if kind in p.info.counts]
+        intact, damaged = _split(self._pack.records(kind) if holders else [], holders, kind)
+        if damaged:  # read from each file's own summary entry: the whole kind, as `_need` does
+            self._need((kind,))
+            return
+        self._named.add((kind, name))
+        for p, recs in intact:
+            for r in recs:
+                if r.name == name:
+                    self._place(p, r.position, r.doc, r.source, r.base_path, [r.api_version, kind, r.name, r.namespace],
+                                r.claim_names, r.data)
+        rank = self._rank_of
+        self._by_kind.get(kind, []).sort(key=rank)
+        self._by_kind_name.get((kind, name), []).sort(key=rank)
+        self.objects.sort(key=rank)
 
     def _from_summary(self, p: _Pending, kind: str) -> None:
         """Add the file's objects of ``kind`` from its own summary entry (the pack's section is damaged)."""
