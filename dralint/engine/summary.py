@@ -30,11 +30,14 @@ CARRIED_VALUES_CHARS = 256 * 1024
 SUMMARY_FORMAT = 3
 
 
+_CARRIED_SUFFIXES = tuple("." + g for g in CARRIED_GROUPS)
+
+
 def carried(obj: K8sObject) -> bool:
     if obj.kind in CARRIED_KINDS:
         return True
     group = k8s.api_group(obj.api_version)
-    return any(group == g or group.endswith("." + g) for g in CARRIED_GROUPS)
+    return group in CARRIED_GROUPS or group.endswith(_CARRIED_SUFFIXES)
 
 
 class Blob:
