@@ -298,42 +298,38 @@ class _Runner:
 
     def _unit(self, work: FileWork, fn: CheckFn, meta: RuleMeta, ctx: Context, unit: Any,
               ann: Directive | None, defer: bool) -> None:
-        """One rule on one unit (the file, an object or a values document); called rules x objects times."""
-        sf = work.sf
-        found: list[Finding] = []
-        try:
-            for v in fn(unit, ctx):
-                if unit is sf:
-                    found.append(self.finding(meta, v, sf, _doc_at(sf, v), (), None))
-                elif isinstance(unit, K8sObject):
-                    found.append(self.finding(meta, v, sf, unit.doc, unit.base_path, unit))
-                else:
-                    found.append(self.finding(meta, v, sf, unit.doc, (), None))
-        except NeedsIndex:
-            if not defer:  # cannot happen: only a sealed index raises it
-                raise
-            work.deferred.append((fn, meta, unit, ann))
-            return
-        except Exception as e:  # a rule bug must not hide the other findings
-            work.errors.append(self._failed(meta, sf.path, e))
-        if ann is not None:
-            for f in found:
-                work.annotations[id(f)] = ann
-        work.findings.extend(found)
+        """One rule on one unit (the file, an object or a values document)."""
+        self._runs(work, ((fn, meta, ctx),), unit, ann, defer)
 
     def _object_units(self, work: FileWork, obj: K8sObject, ann: Directive | None, defer: bool) -> None:
-        """`_unit` for every rule on one object, in one loop: a call per (rule, object) pair was a
-        measurable part of a large run (rules x objects calls), and most pairs find nothing."""
-        sf, doc, base = work.sf, obj.doc, obj.base_path
-        for fn, meta, ctx in self._object_calls(obj.kind, obj.facets):
+        self._runs(work, self._object_calls(obj.kind, obj.facets), obj, ann, defer)
+
+    def _runs(self, work: FileWork, calls: Iterable[tuple[CheckFn, RuleMeta, Context]], unit: Any,
+              ann: Directive | None, defer: bool) -> None:
+        """Rules on one unit, in one loop: every rule on an object comes here at once, since a call per
+        (rule, object) pair was a measurable part of a large run and most pairs find nothing. What a
+        rule yielded before it asked a sealed index is dropped; what it yielded before it crashed is kept."""
+        sf = work.sf
+        if unit is sf:
+            def place(meta: RuleMeta, v: Violation) -> Finding:
+                return self.finding(meta, v, sf, _doc_at(sf, v), (), None)
+        elif isinstance(unit, K8sObject):
+            doc, base, obj = unit.doc, unit.base_path, unit
+
+            def place(meta: RuleMeta, v: Violation) -> Finding:
+                return self.finding(meta, v, sf, doc, base, obj)
+        else:
+            def place(meta: RuleMeta, v: Violation) -> Finding:
+                return self.finding(meta, v, sf, unit.doc, (), None)
+        for fn, meta, ctx in calls:
             found: list[Finding] = []
             try:
-                for v in fn(obj, ctx):
-                    found.append(self.finding(meta, v, sf, doc, base, obj))
+                for v in fn(unit, ctx):
+                    found.append(place(meta, v))
             except NeedsIndex:
                 if not defer:  # cannot happen: only a sealed index raises it
                     raise
-                work.deferred.append((fn, meta, obj, ann))
+                work.deferred.append((fn, meta, unit, ann))
                 continue
             except Exception as e:  # a rule bug must not hide the other findings
                 work.errors.append(self._failed(meta, sf.path, e))
