@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dralint.cli.app import cli
 from dralint.knowledge import lifecycle, schema
@@ -139,6 +141,39 @@ def test_match_paths() -> None:
         ("spec", "devices", 1, "basic", "taints")]
     assert list(match_paths(data, "spec.devices[].nope")) == []
     assert list(match_paths({"spec": "odd"}, "spec.devices[].name")) == []
+
+
+def _reference_paths(node: Any, segs: list[tuple[str, str]], path: tuple[Any, ...]) -> list[tuple[Any, Any]]:
+    """The pattern language read as its docstring says, one step at a time (what `match_paths` must give)."""
+    if not segs:
+        return [(path, node)]
+    (key, fan), rest = segs[0], segs[1:]
+    if not isinstance(node, dict) or key not in node:
+        return []
+    child, here = node[key], (*path, key)
+    if fan == "[]":
+        return [m for j, v in enumerate(child) for m in _reference_paths(v, rest, (*here, j))] \
+            if isinstance(child, list) else []
+    if fan == "{}":
+        return [m for k, v in child.items() for m in _reference_paths(v, rest, (*here, k))] \
+            if isinstance(child, dict) else []
+    return _reference_paths(child, rest, here)
+
+
+_TREES = st.recursive(
+    st.sampled_from([None, 1, "x", True]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3),
+    max_leaves=12,
+)
+_PATTERNS = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["", "[]", "{}"])), min_size=1,
+                     max_size=4)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TREES, _PATTERNS)
+def test_match_paths_reads_the_pattern_language(data: Any, segs: list[tuple[str, str]]) -> None:
+    pattern = ".".join(k + f for k, f in segs)
+    assert match_paths(data, pattern, ("base",)) == _reference_paths(data, segs, ("base",))
 
 
 def test_gated_uses_for_claims_pods_and_kinds() -> None:
