@@ -94,3 +94,13 @@ def test_label_keys_and_values_at_their_limits() -> None:
         assert not is_label_key("x" * 100_000) and not is_label_key("-a") and not is_label_key("")
         assert is_label_value("") and is_label_value("v" * 63) and not is_label_value("v" * 64)
         assert not is_label_value("-v") and not is_label_value("v v")
+
+
+def test_a_label_is_judged_on_every_object_that_carries_it() -> None:
+    # valid (key, value) pairs are remembered for the run: a bad one never is, and a key's good value
+    # does not vouch for the same key with another value
+    labels = "  labels:\n    app: gpu\n    team: {team}\n"
+    docs = [_obj("v1", "ConfigMap", f"  name: c{i}\n" + labels.format(team=team))
+            for i, team in enumerate(["ml", "-bad-", "ml", "-bad-", "ml"])]
+    got = _findings("---\n".join(docs))
+    assert [line for line, _, msg in got if "-bad-" in msg] == [15, 31]  # each document: 7 lines and `---`

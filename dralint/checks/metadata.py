@@ -60,7 +60,15 @@ def _name_format(group: str, kind: str) -> str:
 def _is_config_file(obj: K8sObject) -> bool:
     # kubelet/kubeadm/kustomize configurations carry apiVersion/kind but are never stored
     group = obj.group
-    return any(group == s or group.endswith("." + s) for s in _data()["config_groups_suffixes"])
+    groups, dotted = _config_groups()
+    return group in groups or group.endswith(dotted)
+
+
+@cache
+def _config_groups() -> tuple[frozenset[str], tuple[str, ...]]:
+    """The configuration groups, and the endings of their subgroups (``.`` and a group)."""
+    groups = _data()["config_groups_suffixes"]
+    return frozenset(groups), tuple("." + g for g in groups)
 
 
 def _templated(s: str) -> bool:
@@ -131,30 +139,47 @@ def _check_namespace(obj: K8sObject, meta: dict[str, Any]) -> Iterator[Violation
                         "letters, digits and `-`, at most 63 characters)", ("metadata", "namespace"), on="value")
 
 
+#: label (key, value) pairs found valid this run: the same few labels sit on most objects of a
+#: repository (bounded: the strings come from the linted files)
+_GOOD_LABELS: set[tuple[str, str]] = set()
+_GOOD_MAX = 1 << 16
+
+
 def _check_labels(meta: dict[str, Any]) -> Iterator[Violation]:
     labels = meta.get("labels")
     if not isinstance(labels, dict):
         return
-    limit = _data()["limits"]["label_value"]
+    good = _GOOD_LABELS
     for key, value in labels.items():
-        path = ("metadata", "labels", key)
-        if not isinstance(key, str) or (not _templated(key) and not is_label_key(key)):
-            yield Violation(f"label key `{key}` is not valid: use `[prefix/]name`, the prefix a DNS subdomain, the "
-                            "name at most 63 letters, digits, `-`, `_` or `.` starting and ending with a letter or "
-                            "digit", path)
-        if value is None:
+        plain = key.__class__ is str and value.__class__ is str
+        if plain and (key, value) in good:
             continue
-        if not isinstance(value, str):
-            yield Violation(f"label `{key}` has a {type(value).__name__} value; label values are strings: quote it",
-                            path, on="value")
-        elif _templated(value):
-            continue
-        elif len(value) > limit:
-            yield Violation(f"label `{key}` value is {len(value)} characters; the API server allows at most {limit}",
-                            path, on="value")
-        elif not is_label_value(value):
-            yield Violation(f"label `{key}` value \"{value}\" is not valid: letters, digits, `-`, `_` and `.`, "
-                            "starting and ending with a letter or digit", path, on="value")
+        found = list(_label_problems(key, value))
+        yield from found
+        if plain and not found and len(good) < _GOOD_MAX:
+            good.add((key, value))
+
+
+def _label_problems(key: Any, value: Any) -> Iterator[Violation]:
+    path = ("metadata", "labels", key)
+    if not isinstance(key, str) or (not _templated(key) and not is_label_key(key)):
+        yield Violation(f"label key `{key}` is not valid: use `[prefix/]name`, the prefix a DNS subdomain, the "
+                        "name at most 63 letters, digits, `-`, `_` or `.` starting and ending with a letter or "
+                        "digit", path)
+    limit = _data()["limits"]["label_value"]
+    if value is None:
+        return
+    if not isinstance(value, str):
+        yield Violation(f"label `{key}` has a {type(value).__name__} value; label values are strings: quote it",
+                        path, on="value")
+    elif _templated(value):
+        return
+    elif len(value) > limit:
+        yield Violation(f"label `{key}` value is {len(value)} characters; the API server allows at most {limit}",
+                        path, on="value")
+    elif not is_label_value(value):
+        yield Violation(f"label `{key}` value \"{value}\" is not valid: letters, digits, `-`, `_` and `.`, "
+                        "starting and ending with a letter or digit", path, on="value")
 
 
 def _check_annotations(meta: dict[str, Any]) -> Iterator[Violation]:
