@@ -116,6 +116,23 @@ def test_defaults_are_those_of_a_whole_copy_on_every_dra_object(tmp_path: Path) 
     assert n > 100 and changed > 20
 
 
+def _targets(data: Any, kind: str, pattern: str) -> list[tuple[Any, Any]]:
+    """Where a pattern of schemas/kubernetes/defaults.yaml applies, worked out for each object (the
+    reference for the engine's plan made once per kind and version)."""
+    from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, match_paths
+
+    head, _, rest = pattern.partition(".")
+    if head != "@claimspec":
+        return match_paths(data, pattern)
+    base = CLAIM_SPEC_BASE.get(kind)
+    if base is None:
+        return []
+    node = data
+    for step in base:
+        node = node.get(step) if isinstance(node, dict) else None
+    return match_paths(node, rest, base)
+
+
 def _filled_in_place(data: Any, kind: str, version: str, minor: str) -> Any:
     from dralint.checks import admission
     from dralint.knowledge.lifecycle import minor_key
@@ -126,7 +143,7 @@ def _filled_in_place(data: Any, kind: str, version: str, minor: str) -> Any:
         if d.since and minor and minor_key(minor) < minor_key(d.since):
             continue
         for pattern in d.at:
-            for _, node in list(admission._targets(data, kind, pattern)):
+            for _, node in _targets(data, kind, pattern):
                 if not isinstance(node, dict) or not admission._unset(node.get(d.field)):
                     continue
                 if d.field in node and not isinstance(node[d.field], type(d.value)) and node[d.field] is not None:

@@ -18,8 +18,7 @@ only remove, so every path a rule reports on still exists in the file.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from dralint.checks.registry import Context
@@ -54,15 +53,26 @@ def defaults() -> tuple[Default, ...]:
     return tuple(out)
 
 
-def _targets(data: Any, kind: str, pattern: str) -> Iterator[tuple[JsonPath, Any]]:
-    head, _, rest = pattern.partition(".")
-    if head == "@claimspec":
-        base = CLAIM_SPEC_BASE.get(kind)
-        if base is None:
-            return
-        yield from match_paths(k8s.get(data, *base), rest, base)
-    else:
-        yield from match_paths(data, pattern)
+@lru_cache(maxsize=64)
+def _plan(kind: str, version: str, minor: str | None) -> tuple[tuple[Default, tuple[tuple[JsonPath, str], ...]], ...]:
+    """The defaults for ``kind`` in ``version`` under ``minor``, each with where it applies: (the
+    path of the part a pattern starts from, the pattern below it). Worked out once per kind and
+    version, not for every object (the strings come from the linted files: bounded)."""
+    out = []
+    for d in defaults():
+        if (d.kinds and kind not in d.kinds) or (d.versions and version not in d.versions):
+            continue
+        if d.since and minor and minor_key(minor) < minor_key(d.since):
+            continue
+        places: list[tuple[JsonPath, str]] = []
+        for pattern in d.at:
+            head, _, rest = pattern.partition(".")
+            if head != "@claimspec":
+                places.append(((), pattern))
+            elif kind in CLAIM_SPEC_BASE:
+                places.append((CLAIM_SPEC_BASE[kind], rest))
+        out.append((d, tuple(places)))
+    return tuple(out)
 
 
 def _unset(value: Any) -> bool:
@@ -111,13 +121,9 @@ def _fill(data: Any, kind: str, version: str, minor: str | None) -> Any:
     """``data`` with every default that applies set, copying on write: ``data`` itself when none does."""
     root = data
     copied: set[int] | None = None  # ids of the containers copied so far; None until the first write
-    for d in defaults():
-        if (d.kinds and kind not in d.kinds) or (d.versions and version not in d.versions):
-            continue
-        if d.since and minor and minor_key(minor) < minor_key(d.since):
-            continue
-        for pattern in d.at:
-            for path, _ in list(_targets(root, kind, pattern)):
+    for d, places in _plan(kind, version, minor):
+        for base, pattern in places:
+            for path, _ in match_paths(k8s.get(root, *base) if base else root, pattern, base):
                 node = k8s.get(root, *path)  # as set by the defaults before (a copy once one was written)
                 if not isinstance(node, dict) or not _unset(node.get(d.field)):
                     continue
