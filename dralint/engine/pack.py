@@ -474,10 +474,10 @@ class LazyIndex(Index):
                 if r.name == name:
                     self._place(p, r.position, r.doc, r.source, r.base_path, [r.api_version, kind, r.name, r.namespace],
                                 r.claim_names, r.data)
-        rank = self._rank_of
-        self._by_kind.get(kind, []).sort(key=rank)
-        self._by_kind_name.get((kind, name), []).sort(key=rank)
-        self.objects.sort(key=rank)
+        # only the answer's list is put in order: the kind's list and `objects` are put in order by
+        # `_need`, which every query that reads them runs first (sorting every object of the run at
+        # each new name would cost a run that looks up thousands of names)
+        self._by_kind_name.get((kind, name), []).sort(key=self._rank_of)
 
     def _from_summary(self, p: _Pending, kind: str) -> None:
         """Add the file's objects of ``kind`` from its own summary entry (the pack's section is damaged)."""
