@@ -171,6 +171,17 @@ def test_renaming_the_class_changes_findings_in_the_files_that_use_it(repo: Path
     assert seen(warm_equals_truth(repo, cache)) == seen(before)
 
 
+def test_stale_results_are_checked_again_in_stages(repo: Path, user_cache: Path) -> None:
+    # which stored results hold is decided before the stream: the files an edit made stale stream
+    # with the edited one, in stages, instead of all waiting with their trees for the whole index
+    cache = user_cache / "c"
+    check(repo, cache)
+    (repo / "classes" / "big.yaml").write_text(CLASS.replace("big.example.com", "large.example.com"))
+    after = warm_equals_truth(repo, cache)
+    assert after.stats["results_stale"] >= 3 and after.stats["results_reused"] < FILES
+    assert after.stats["waited"] > 0 and after.stats["kept_trees"] == 0
+
+
 def test_removing_the_template_reports_both_pods(repo: Path, user_cache: Path) -> None:
     cache = user_cache / "c"
     check(repo, cache)

@@ -283,6 +283,8 @@ class _Run:
     lazy: set[int]
     #: the stored context pack: rows and objects of lazy inputs without reading their summaries
     pack: Pack | None = None
+    #: the candidates whose stored results hold, once `decide` has worked them out
+    decided: set[int] | None = None
 
     def rows(self, parsed: dict[int, FileSummary], nothing_read: bool = False) -> list[FileRow]:
         """Every input as the dependency digest sees it (``parsed``: summaries of the parsed files).
@@ -308,6 +310,15 @@ class _Run:
             else:
                 out.append(FileRow(inp.display, None, frozenset(), False))
         return out
+
+    def decide(self, todo: list[int], limits: Limits) -> set[int]:
+        """The candidates whose stored results hold, worked out before the stream (once a run): from
+        the candidates' own rows and the summaries of the files to parse (``todo``, parsed here once
+        more for their summaries alone), so that the stale ones can stream with them, in stages."""
+        if self.decided is None:
+            own = {i: summarize(self.inputs[i].parse(limits)) for i in todo}
+            self.decided = self.reuse(self.rows(own, nothing_read=not any(e.reads for e in self.candidates.values())))
+        return self.decided
 
     def reuse(self, rows: list[FileRow]) -> set[int]:
         """The candidates whose results hold; the others must be parsed and linted after all."""
@@ -500,8 +511,20 @@ def _lint_serial_quiet(run: _Run, ahead: bool) -> Result:
 
     todo = [i for i in range(len(inputs)) if i not in run.summaries and i not in run.candidates and i not in run.lazy]
     # Staged only when every input is parsed now or summarised already: a file the caches answer
-    # for later (a stored result, a packed context file) could hold any kind.
-    staged = not run.candidates and not run.lazy
+    # for later (a stored result, a packed context file) could hold any kind. With stored results and
+    # no packed context, which results hold is decided first: when some do not (an edited claim
+    # template makes every file that looked one up stale), the stale files join the stream, and the
+    # summaries of the reused ones are read for the stages, instead of all of them waiting unstaged.
+    reused: set[int] | None = None
+    stale: list[int] = []
+    if run.candidates and not run.lazy:
+        reused = run.decide(todo, limits)
+        stale = [i for i in run.candidates if i not in reused]
+        if stale:
+            for i in reused:
+                run.summary(i)
+            todo = sorted([*todo, *stale])
+    staged = not run.lazy and (not run.candidates or bool(stale))
     parsed_ahead = Ahead.parse([(i, inputs[i].display, b"" if inputs[i].problem is not None else inputs[i].raw)
                                 for i in todo], limits) if staged and ahead and len(todo) > 1 else None
     if parsed_ahead is not None:  # the staged kinds are complete before the stream: no stages
@@ -519,14 +542,15 @@ def _lint_serial_quiet(run: _Run, ahead: bool) -> Result:
         for i in group:
             parse(i)
     rows: list[FileRow] | None = None
-    reused: set[int] = set()
-    if run.candidates:  # the changed targets are part of what the stored results depend on
-        # stored results that read no other file depend on no other row: unread summaries stay unread
-        rows = run.rows(own, nothing_read=not any(e.reads for e in run.candidates.values()))
-        reused = run.reuse(rows)
-        for i in run.candidates:
-            if i not in reused:
-                parse(i)
+    if reused is None:
+        reused = set()
+        if run.candidates:  # the changed targets are part of what the stored results depend on
+            # stored results that read no other file depend on no other row: unread summaries stay unread
+            rows = run.rows(own, nothing_read=not any(e.reads for e in run.candidates.values()))
+            reused = run.reuse(rows)
+            for i in run.candidates:
+                if i not in reused:
+                    parse(i)
     progress.advance(len(reused))
     loaders = loaders or [inp.loader(limits, run.stats) for inp in inputs]
     run.stats["kept_trees"] = len(stream.waiting)  # waiting for the whole index
