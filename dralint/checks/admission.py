@@ -26,7 +26,7 @@ from dralint.inputs.index import K8sObject
 from dralint.inputs.load import LMap, LSeq
 from dralint.knowledge import k8s
 from dralint.knowledge.catalog import load_data
-from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, for_profile, match_paths, minor_key
+from dralint.knowledge.lifecycle import GROUP, expand, for_profile, match_paths, minor_key
 from dralint.model import JsonPath
 
 
@@ -64,14 +64,7 @@ def _plan(kind: str, version: str, minor: str | None) -> tuple[tuple[Default, tu
             continue
         if d.since and minor and minor_key(minor) < minor_key(d.since):
             continue
-        places: list[tuple[JsonPath, str]] = []
-        for pattern in d.at:
-            head, _, rest = pattern.partition(".")
-            if head != "@claimspec":
-                places.append(((), pattern))
-            elif kind in CLAIM_SPEC_BASE:
-                places.append((CLAIM_SPEC_BASE[kind], rest))
-        out.append((d, tuple(places)))
+        out.append((d, tuple(place for pattern in d.at for place in expand(pattern, kind, []))))
     return tuple(out)
 
 

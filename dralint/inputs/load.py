@@ -254,6 +254,15 @@ def _scalar_of(tag: str, value: str) -> Any:
     return _scalar(yaml.ScalarNode(tag, value))
 
 
+def _mapping_key(kn: yaml.Node) -> str | None:
+    """A mapping key as the walks keep it: a plain string interned (keys repeat in every document:
+    one string each is kept), any other key as `_key_text` spells it; None for a merge key (``<<``)."""
+    kt = kn.tag
+    if kt == _STR and kn.__class__ is _ScalarNode:
+        return _intern(kn.value)
+    return None if kt == _MERGE else _key_text(kn)
+
+
 def _key_of(tag: str, value: str) -> str | None:
     """`_key_text` of a plain scalar key with this tag and text; None for a merge key (for the native loader)."""
     return None if tag == _MERGE else _key_text(yaml.ScalarNode(tag, value))
@@ -336,24 +345,14 @@ class _Walker:
             out: Any = LMap()
             positions: dict[str, int] | None = None
             for kn, vn in values:
-                kt = kn.tag
-                if kt == _STR and kn.__class__ is _ScalarNode:
-                    k = _intern(kn.value)
-                elif kt == _MERGE:
+                k = _mapping_key(kn)
+                if k is None:
                     raise _Again
-                else:
-                    k = _key_text(kn)
                 if vn.__class__ is _ScalarNode:
                     v = vn.value if vn.tag == _STR else _scalar(vn)
                 else:
                     v = self._plain(vn, depth + 1)
-                if k in out:
-                    positions = self._repeated(out, lc, positions, k, v, kn, vn)
-                    continue
-                if positions is not None:
-                    positions[k] = len(out)
-                out[k] = v
-                lc += (kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index)
+                positions = self._put(out, lc, positions, k, v, kn, vn)
         else:
             out = LSeq()
             append = out.append
@@ -368,11 +367,17 @@ class _Walker:
         out.e = n.end_mark.index
         return out
 
-    def _repeated(self, out: LMap, lc: list[int], positions: dict[str, int] | None, k: str, v: Any,
-                  kn: yaml.Node, vn: yaml.Node) -> dict[str, int]:
-        """A key met again in ``out``: recorded as a duplicate, its value and positions replaced (the API
-        server's lenient decoders keep the last value). Returns the key positions, made at the first
-        repeated key of the mapping (no quadratic search)."""
+    def _put(self, out: LMap, lc: list[int], positions: dict[str, int] | None, k: str, v: Any,
+             kn: yaml.Node, vn: yaml.Node) -> dict[str, int] | None:
+        """``k: v`` into ``out``, its positions onto ``lc``. A key met again is recorded as a duplicate,
+        its value and positions replaced (the API server's lenient decoders keep the last value).
+        Returns the key positions, made at the first repeated key of the mapping (no quadratic search)."""
+        if k not in out:
+            if positions is not None:
+                positions[k] = len(out)
+            out[k] = v
+            lc += (kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index)
+            return positions
         if positions is None:
             positions = {key: j for j, key in enumerate(out)}
         first = positions[k]
@@ -408,27 +413,17 @@ class _Walker:
             merges: list[yaml.Node] = []
             positions: dict[str, int] | None = None
             for kn, vn in n.value:
-                kt = kn.tag
-                if kt == _STR and kn.__class__ is _ScalarNode:
-                    k = _intern(kn.value)  # keys repeat in every document: one string each is kept
-                elif kt == _MERGE:
+                k = _mapping_key(kn)
+                if k is None:
                     merges.append(vn)
                     continue
-                else:
-                    k = _key_text(kn)
                 if vn.__class__ is _ScalarNode:
                     v = vn.value if vn.tag == _STR else _scalar(vn)
                     size += 1
                 else:
                     v, sz = self.walk(vn, depth + 1)
                     size += sz
-                if k in out:
-                    positions = self._repeated(out, lc, positions, k, v, kn, vn)
-                    continue
-                if positions is not None:
-                    positions[k] = len(out)
-                out[k] = v
-                lc += (kn.start_mark.index, kn.end_mark.index, vn.start_mark.index, vn.end_mark.index)
+                positions = self._put(out, lc, positions, k, v, kn, vn)
             for mn in merges:
                 size += self._merge(out, lc, mn, depth)
         else:

@@ -308,15 +308,16 @@ class Lifecycle:
             if c.kind and kind in c.kinds:
                 out.append(GatedUse(g, c, ("kind",), kind or ""))
             for pattern in c.paths:
-                for base, rest in _expand(pattern, kind, pod_spec_paths):
+                for base, rest in expand(pattern, kind, pod_spec_paths):
                     for path, value in match_paths(k8s_get(data, base), rest, base):
                         if meaningful(value):
                             out.append(GatedUse(g, c, path, pattern))
         return out
 
 
-def _expand(pattern: str, kind: str | None, pod_spec_paths: list[JsonPath]) -> list[tuple[JsonPath, str]]:
-    """Resolve a leading ``@claimspec``/``@podspec`` into concrete base paths."""
+def expand(pattern: str, kind: str | None, pod_spec_paths: list[JsonPath]) -> list[tuple[JsonPath, str]]:
+    """Resolve a leading ``@claimspec``/``@podspec`` into concrete base paths: (base, the pattern
+    below it) for each, ``((), pattern)`` for a pattern without a placeholder."""
     head, _, rest = pattern.partition(".")
     if head == "@claimspec":
         base = CLAIM_SPEC_BASE.get(kind or "")
