@@ -26,7 +26,7 @@ from typing import Any
 from dralint.checks import admission
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
-from dralint.inputs.index import CLAIMS, K8sObject
+from dralint.inputs.index import CLAIMS, DRA, POD, K8sObject
 from dralint.knowledge import k8s, lifecycle, schema, workloads
 from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
@@ -1038,7 +1038,12 @@ def _gate_text(use: lifecycle.GatedUse, lc: Lifecycle) -> str:
     return f"feature gate `{g.name}`, {state}; {how}"
 
 
-@rule("DRA501")
+def _may_be_gated(kind: str | None, facets: int, ctx: Context) -> bool:
+    """Only resource.k8s.io objects, pod specs and the few other kinds a gate controls hold gated fields."""
+    return bool(facets & (DRA | POD)) or kind in _extra_gated_kinds()
+
+
+@rule("DRA501", when=_may_be_gated)
 def feature_gate_required(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     lc = _lc(ctx)
     if not lc.known:

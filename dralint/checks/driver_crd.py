@@ -31,7 +31,11 @@ def _crd_kinds(ctx: Context) -> dict[str, tuple[str, str]]:
     return hit
 
 
-@rule("DRA111")
+def _is_driver_kind(kind: str | None, facets: int, ctx: Context) -> bool:
+    return kind is not None and kind in _crd_kinds(ctx)
+
+
+@rule("DRA111", when=_is_driver_kind)
 def driver_custom_resource(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     kind = obj.kind
     if kind is None or obj.api_version is None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from dralint.checks.registry import Context, rule
 from dralint.inputs.index import K8sObject
-from dralint.knowledge import schema, workloads
+from dralint.knowledge import k8s, schema, workloads
 from dralint.knowledge.legacy import legacy
 from dralint.model import Severity, Violation
 
@@ -40,6 +40,12 @@ def _fields(obj: K8sObject, ctx: Context) -> list[workloads.GpuField]:
             out.append(f)
     obj.memo["operator-gpu-fields"] = out
     return out
+
+
+def _may_count_gpus(kind: str | None, facets: int, ctx: Context) -> bool:
+    """Whether `workloads.gpu_fields` may find a field on an object of ``kind``: a kind of the table,
+    or any kind that may hold pods (searched generically)."""
+    return bool(kind) and (kind not in k8s.NO_POD_KINDS or kind in workloads.table().by_kind)
 
 
 def _amount(v: object) -> str:
@@ -71,7 +77,7 @@ def _message(obj: K8sObject, f: workloads.GpuField) -> str:
     return f"{obj.kind} `{at}` {what}: {f.operator} {_fill(p.becomes, f)}; {_fill(p.change, f)}"
 
 
-@rule("DRA209")
+@rule("DRA209", when=_may_count_gpus)
 def operator_gpu_count(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for f in _fields(obj, ctx):
         if f.place is not None and f.place.role != "request":
@@ -80,7 +86,7 @@ def operator_gpu_count(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
         yield Violation(_message(obj, f), f.path, on="value" if f.on == "value" else "key", severity=sev)
 
 
-@rule("DRA210")
+@rule("DRA210", when=_may_count_gpus)
 def gpu_capacity_by_extended_resource(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     for f in _fields(obj, ctx):
         if f.place is None or f.place.role != "capacity":

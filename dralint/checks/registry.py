@@ -44,6 +44,8 @@ class Context:
 
 
 CheckFn = Callable[..., Iterator[Violation]]
+#: (kind, facets, the check's context) -> whether the check may find anything there
+Applies = Callable[[str | None, int, Context], bool]
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,11 @@ class RuleImpl:
     kinds: frozenset[str] | None
     #: objects without any of these are skipped by the engine (see `K8sObject.facets`)
     needs: tuple[Need, ...] | None = None
+    #: whether the check can find anything on an object of this kind and facets in this run (None:
+    #: it can); asked once per (kind, facets) and run, for checks that apply to every object but find
+    #: something only on kinds that data or the profile name. The check must not rely on it: other
+    #: callers (a migration's plan) call it without asking
+    when: Applies | None = None
 
 
 REGISTRY: dict[str, RuleImpl] = {}
@@ -62,7 +69,7 @@ REGISTRY: dict[str, RuleImpl] = {}
 
 def rule(
     code: str, *, scope: Scope = "object", kinds: tuple[str, ...] | None = None, needs: Needs | None = None,
-    shape: Shape = "intended",
+    shape: Shape = "intended", when: Applies | None = None,
 ) -> Callable[[CheckFn], CheckFn]:
     """Register ``fn`` for ``code``. An object rule judges the object as its author meant it
     (`dralint.checks.intended`) unless it says ``shape="written"`` (it judges the shape itself)."""
@@ -77,7 +84,7 @@ def rule(
             from dralint.checks.intended import on_intended  # imports this module: bound at first use
 
             run = on_intended(fn)
-        REGISTRY[code] = RuleImpl(code, run, scope, frozenset(kinds) if kinds else None, wants)
+        REGISTRY[code] = RuleImpl(code, run, scope, frozenset(kinds) if kinds else None, wants, when)
         return fn
 
     return deco

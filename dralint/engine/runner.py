@@ -217,11 +217,14 @@ class _Runner:
         calls = self._calls.get((kind, facets))
         if calls is None:
             plain = not (facets & DRA and kind in CONVERTIBLE)  # the intended view is the object itself
-            calls = [
-                (intended_as_written(i.fn) if plain else i.fn, m, self.contexts[m.code])
-                for i, m in self.object_rules(kind)
-                if i.needs is None or any(facets & _NEEDS[n] for n in i.needs)
-            ]
+            calls = []
+            for i, m in self.object_rules(kind):
+                ctx = self.contexts[m.code]
+                if i.needs is not None and not any(facets & _NEEDS[n] for n in i.needs):
+                    continue
+                if i.when is not None and not i.when(kind, facets, ctx):
+                    continue
+                calls.append((intended_as_written(i.fn) if plain else i.fn, m, ctx))
             self._calls[(kind, facets)] = calls
         return calls
 
