@@ -104,3 +104,44 @@ def test_a_label_is_judged_on_every_object_that_carries_it() -> None:
             for i, team in enumerate(["ml", "-bad-", "ml", "-bad-", "ml"])]
     got = _findings("---\n".join(docs))
     assert [line for line, _, msg in got if "-bad-" in msg] == [15, 31]  # each document: 7 lines and `---`
+
+
+def test_the_short_road_for_plain_metadata_finds_what_the_full_checks_find() -> None:
+    """DRA110 skips its checks for metadata it can tell is valid from labels and annotation keys
+    seen valid before; a value that changed type, or a total that grew, must still be found."""
+    from dralint.checks import metadata as m
+    from dralint.checks.registry import Context
+    from dralint.engine.config import build_config
+    from dralint.inputs.index import Index, K8sObject, file_units
+    from dralint.inputs.load import load_bytes
+    from tests.conftest import REPO
+
+    ctx = Context(index=Index(), profile=build_config({}, None, REPO).profile)
+    wide = "é" * 100_000  # 200,000 bytes: under the limit, though four bytes a character would not be
+    wider = "é" * 140_000  # 280,000 bytes: over it
+    metas = [
+        "{name: ok, namespace: team-a, labels: {app: web}, annotations: {example.com/x: y}}",
+        "{name: ok, labels: {app: 3}}", "{name: ok, labels: {app: [1]}}", "{name: ok, labels: {app: web, b@d: x}}",
+        "{name: ok, annotations: {example.com/x: 3}}", "{name: ok, annotations: {example.com/x: null}}",
+        f"{{name: ok, annotations: {{example.com/x: {wide}}}}}",
+        f"{{name: ok, annotations: {{example.com/x: {wider}}}}}",
+        "{name: ok, annotations: {Bad Key: x}}", "{name: ok, namespace: Bad_NS}", "{name: ok, namespace: 7}",
+        "{name: Not_Valid}", "{name: ''}",
+        "{generateName: gen-}", "{name: ok, generateName: 3}", "{name: ok, finalizers: ['bad one']}",
+        "{name: ok, ownerReferences: [{kind: Job}]}", "{name: ok, labels: null, annotations: null}",
+    ]
+    for _ in range(2):  # the second time, the memos hold everything seen valid the first time
+        for meta in metas:
+            for kind in ("ConfigMap", "Service"):
+                sf = load_bytes("a.yaml", f"apiVersion: v1\nkind: {kind}\nmetadata: {meta}\n".encode())
+                (obj,) = [u for u in file_units(sf) if isinstance(u, K8sObject)]
+                data = obj.data["metadata"]
+                if meta == metas[-1]:  # a template's placeholders (a rendered file keeps none, a patch may)
+                    data = obj.data["metadata"] = {"name": "{{ .Values.n }}", "namespace": "{{ .Release.Namespace }}",
+                                                   "labels": {"{{ k }}": "{{ v }}"}}
+                full = [*m._check_name(obj, data), *m._check_namespace(obj, data), *m._check_labels(data),
+                        *m._check_annotations(data), *m._check_finalizers(data), *m._check_owners(data)]
+                assert list(m.invalid_object_metadata(obj, ctx)) == full, meta
+                if m._plainly_valid(obj, data):
+                    assert full == [], meta
+    assert any("280013 bytes" in v.message for v in m._check_annotations({"annotations": {"example.com/x": wider}}))

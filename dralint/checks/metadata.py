@@ -183,16 +183,37 @@ def _label_problems(key: Any, value: Any) -> Iterator[Violation]:
                         "starting and ending with a letter or digit", path, on="value")
 
 
+#: annotation keys found valid this run (as `_GOOD_LABELS`; a valid key is at most 317 characters)
+_GOOD_NOTE_KEYS: set[str] = set()
+
+
+def _plain_annotations(notes: Any) -> bool:
+    """Whether `_check_annotations` finds nothing, by the short road: keys met before, string values,
+    and a total that cannot reach the limit even at four bytes a character."""
+    if not isinstance(notes, dict):
+        return True
+    good = _GOOD_NOTE_KEYS
+    size = 0
+    for key, value in notes.items():
+        if key not in good or (value is not None and value.__class__ is not str):
+            return False
+        size += len(key) + (len(value) if value is not None else 0)
+    return size * 4 <= _data()["limits"]["annotations_total"]
+
+
 def _check_annotations(meta: dict[str, Any]) -> Iterator[Violation]:
     notes = meta.get("annotations")
     if not isinstance(notes, dict):
         return
     total = 0
+    good = _GOOD_NOTE_KEYS
     for key, value in notes.items():
         path = ("metadata", "annotations", key)
         # annotation keys are qualified names compared in lower case
         if not isinstance(key, str) or (not _templated(key) and not is_label_key(key.lower())):
             yield Violation(f"annotation key `{key}` is not valid: use `[prefix/]name` like a label key", path)
+        elif key.__class__ is str and len(good) < _GOOD_MAX:
+            good.add(key)
         if value is not None and not isinstance(value, str):
             yield Violation(f"annotation `{key}` has a {type(value).__name__} value; annotation values are strings: "
                             "quote it", path, on="value")
@@ -234,9 +255,9 @@ def _plainly_valid(obj: K8sObject, meta: dict[str, Any]) -> bool:
     name = meta.get("name")
     if name.__class__ is not str or not name or meta.get("generateName") is not None:
         return False
-    if meta.get("annotations") is not None or meta.get("finalizers") is not None:
+    if meta.get("finalizers") is not None or meta.get("ownerReferences") is not None:
         return False
-    if meta.get("ownerReferences") is not None:
+    if not _plain_annotations(meta.get("annotations")):
         return False
     if not (_templated(name) or _FORMATS[_name_format(obj.group, obj.kind or "")][0](name)):
         return False
