@@ -198,7 +198,8 @@ def _plain_annotations(notes: Any) -> bool:
         if key not in good or (value is not None and value.__class__ is not str):
             return False
         size += len(key) + (len(value) if value is not None else 0)
-    return size * 4 <= _data()["limits"]["annotations_total"]
+    limit: int = _data()["limits"]["annotations_total"]
+    return size * 4 <= limit
 
 
 def _check_annotations(meta: dict[str, Any]) -> Iterator[Violation]:
