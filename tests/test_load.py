@@ -209,3 +209,14 @@ def test_the_plain_walk_gives_what_the_full_walk_gives_on_the_corpus() -> None:
             assert _same_tree(a, b) and x == y, path
             n += 1
     assert n > 100
+
+
+def test_source_lines_are_found_as_the_line_anchored_pattern_finds_them() -> None:
+    """`_sources` searches for the text and tries the pattern only at line starts; it must find
+    exactly what the pattern finds when tried everywhere (random texts of the pieces that matter)."""
+    pieces = ["# Source: ", "# Source:", "chart/t.yaml", " ", "\n", "\r\n", "\r", "x", "#", "\t", "---\n"]
+    rng = random.Random(17)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14)))
+        expected = [(m.start(), m.group(1)) for m in load._SOURCE_RE.finditer(text)]
+        assert load._sources(text) == expected, repr(text)

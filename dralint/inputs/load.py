@@ -472,6 +472,7 @@ class _Walker:
 # the file loader
 
 _SOURCE_RE = re.compile(r"^# Source: (\S.*?)\s*$", re.MULTILINE)
+_SOURCE_TEXT = "# Source: "
 # Go/Helm template actions that never appear in a rendered manifest. Plain `{{ $labels.x }}` is left
 # alone: rendered PrometheusRules and Argo workflows carry such text legitimately.
 _TEMPLATE_RE = re.compile(
@@ -746,9 +747,9 @@ def _shift(data: Any, base: int, seen: set[int]) -> None:
 
 
 def _assign_sources(sf: SourceFile) -> None:
-    if "# Source:" not in sf.text:
+    if _SOURCE_TEXT not in sf.text:
         return
-    sources = [(m.start(), m.group(1)) for m in _SOURCE_RE.finditer(sf.text)]
+    sources = _sources(sf.text)
     # both lists are in file order: one merge pass (a rendered chart can hold hundreds of documents)
     i = 0
     prev_end = -1
@@ -760,6 +761,20 @@ def _assign_sources(sf: SourceFile) -> None:
             i += 1
         doc.source = best
         prev_end = doc.end
+
+
+def _sources(text: str) -> list[tuple[int, str]]:
+    """(offset, chart path) of each ``# Source:`` line: `_SOURCE_RE` tried where a text search finds
+    its text at a line start (a line-anchored pattern alone is tried at every offset of the text)."""
+    out = []
+    at = text.find(_SOURCE_TEXT)
+    while at != -1:
+        if at == 0 or text[at - 1] == "\n":
+            m = _SOURCE_RE.match(text, at)
+            if m is not None:
+                out.append((at, m.group(1)))
+        at = text.find(_SOURCE_TEXT, at + 1)
+    return out
 
 
 def _json_fallback(sf: SourceFile) -> bool:
