@@ -250,9 +250,9 @@ def _check_owners(meta: dict[str, Any]) -> Iterator[Violation]:
 
 def _plainly_valid(obj: K8sObject, meta: dict[str, Any]) -> bool:
     """Whether the checks below find nothing, by a short road that covers most objects: a valid name,
-    no generateName, a valid namespace or none, labels met before (`_GOOD_LABELS`), and no
-    annotations, finalizers or owners. False means "look closer", not "invalid" (a generator per
-    part was a visible cost on 20,000 objects that are nearly all fine)."""
+    no generateName, a valid namespace or none, label pairs and annotation keys met before
+    (`_GOOD_LABELS`, `_GOOD_NOTE_KEYS`), and no finalizers or owners. False means "look closer", not
+    "invalid" (a generator per part was a visible cost on 20,000 objects that are nearly all fine)."""
     name = meta.get("name")
     if name.__class__ is not str or not name or meta.get("generateName") is not None:
         return False
