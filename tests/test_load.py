@@ -126,10 +126,10 @@ def test_positions_by_counting_agree_with_the_line_table(monkeypatch: pytest.Mon
              "".join(f"k{i}: {'v' * (i % 7)}\n" for i in range(200))]
     for text in texts:
         counted = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
-        monkeypatch.setattr(load, "COUNTED_POSITIONS", 0)
+        monkeypatch.setattr(load, "COUNTED_LENGTHS", 0)
         table = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
         got_table = [table.line_col(o) for o in range(len(text) + 3)]
-        monkeypatch.setattr(load, "COUNTED_POSITIONS", 10**9)
+        monkeypatch.setattr(load, "COUNTED_LENGTHS", 10**9)
         got_counted = [counted.line_col(o) for o in range(len(text) + 3)]
         assert got_counted == got_table, text
         assert counted.__dict__["_line_starts"] is None  # every one of them was counted
@@ -141,6 +141,22 @@ def test_positions_by_counting_agree_with_the_line_table(monkeypatch: pytest.Mon
         random.Random(len(text)).shuffle(order)
         shuffled = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
         assert [shuffled.line_col(o) for o in order] == [got_table[o] for o in order], text
+
+
+def test_counting_is_bounded_by_the_text_not_by_the_positions_asked() -> None:
+    """Positions asked in file order are counted (one pass over the text, however many); positions
+    that jump from one end of a file to the other get the line table once the jumps add up to a
+    few times the text's length, so a hostile file cannot make each position cost a pass."""
+    text = "".join(f"key{i}: value\n" for i in range(5000))
+    ordered = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
+    for o in range(0, len(text), 7):
+        ordered.line_col(o)
+    assert ordered.__dict__["_line_starts"] is None
+    jumping = load.SourceFile(path="t.yaml", raw=text.encode(), text=text)
+    for _ in range(3):
+        assert jumping.line_col(1) == (1, 2)
+        assert jumping.line_col(len(text) - 1) == (5000, 15)  # the last newline
+    assert jumping.__dict__["_line_starts"] is not None
 
 
 def _same_tree(a: object, b: object) -> bool:

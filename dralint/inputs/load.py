@@ -127,8 +127,10 @@ class Document:
     skip: bool = False
 
 
-#: positions of a file found by counting newlines before its line table is built (`SourceFile.line_col`)
-COUNTED_POSITIONS = 24
+#: a file's positions are found by counting newlines from the position asked before, until the
+#: distances counted add up to this many times its length; then its line table is built
+#: (`SourceFile.line_col`). Positions mostly come in file order, so counting is one pass or two
+COUNTED_LENGTHS = 2
 
 
 @dataclass
@@ -142,7 +144,7 @@ class SourceFile:
     problems: list[LoadProblem] = field(default_factory=list)
     is_json: bool = False
     _line_starts: array[int] | None = None
-    #: positions found by counting lines, before `line_starts` is built (`line_col`)
+    #: characters counted over to find positions, before `line_starts` is built (`line_col`)
     _counted: int = field(default=0, compare=False, repr=False)
     #: (offset, line) of the last position counted: the next is counted from there
     _near: tuple[int, int] = field(default=(0, 1), compare=False, repr=False)
@@ -160,18 +162,21 @@ class SourceFile:
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and column of a character offset (the BOM is not counted)."""
-        if self.__dict__.get("_line_starts") is None and offset >= 0 and self._counted < COUNTED_POSITIONS:
-            # most files are asked for a handful of positions: counting the newlines before each (in
-            # C) is cheaper than splitting the whole text into lines; a file asked for many gets the table.
-            # Positions come near each other (a span's two ends, the findings of one object), so each
-            # is counted from the one before, not from the start of a file that may be megabytes long.
-            self._counted += 1
-            text = self.text
+        text = self.text
+        if (self.__dict__.get("_line_starts") is None and offset >= 0
+                and self._counted < (len(text) + 1) * COUNTED_LENGTHS):
+            # counting the newlines (in C) is cheaper than splitting the whole text into lines for a
+            # table, as long as the distances counted stay near the text's length. Positions come near
+            # each other (a span's two ends, the findings of one object, the objects in file order),
+            # so each is counted from the one before, not from the start of a file that may be
+            # megabytes long; a file asked for positions all over it gets the table.
             at, line = self._near
             if offset >= at:
                 line += text.count("\n", at, offset)
+                self._counted += offset - at
             else:
                 line -= text.count("\n", offset, at)
+                self._counted += at - offset
             self._near = (offset, line)
             return line, offset - text.rfind("\n", 0, offset)
         starts = self.line_starts()
