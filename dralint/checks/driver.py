@@ -145,7 +145,7 @@ def _claim(obj: K8sObject, ctx: Context, out: _Analysis) -> None:
             if note:
                 preview_done = True
                 out.add("DRA503", Violation(f"class `{cls}`: {note}", cpath, on="value"))
-            _selectors(ctx, setup, drv, alt.selectors, out)
+            _selectors(ctx, alt.selectors, out)
             _capacity_requests(ctx, setup, drv, alt, out)
     constraints = k8s.get(obj.data, *base, "devices", "constraints")
     for i, c in enumerate(constraints if isinstance(constraints, list) else []):
@@ -153,8 +153,10 @@ def _claim(obj: K8sObject, ctx: Context, out: _Analysis) -> None:
             qn = c.get(fld) if isinstance(c, dict) else None
             if isinstance(qn, str) and "/" in qn:
                 domain, name = qn.split("/", 1)
-                _gated_attribute(ctx, domain, name, (*base, "devices", "constraints", i, fld),
-                                 f"constraint `{fld}: {qn}`", out)
+                found = _attribute_gate(ctx, domain, name, f"constraint `{fld}: {qn}`")
+                if found is not None:
+                    out.missing_gate(found[0], Violation(found[1], (*base, "devices", "constraints", i, fld),
+                                                         on="value"))
     configs = k8s.get(obj.data, *base, "devices", "config")
     _configs(obj, ctx, configs, (*base, "devices", "config"), targets, None, out)
 
@@ -173,39 +175,55 @@ def _device_class(obj: K8sObject, ctx: Context, out: _Analysis) -> None:
                 expr = k8s.get(sel, "cel", "expression")
                 if isinstance(expr, str):
                     sels.append((("spec", "selectors", i, "cel", "expression"), expr))
-            _selectors(ctx, setup, drv, sels, out)
+            _selectors(ctx, sels, out)
     _configs(obj, ctx, k8s.get(obj.data, "spec", "config"), ("spec", "config"), {}, dtype, out)
 
 
-def _selectors(ctx: Context, setup: Setup, drv: str, sels: list[tuple[JsonPath, str]], out: _Analysis) -> None:
+def _selectors(ctx: Context, sels: list[tuple[JsonPath, str]], out: _Analysis) -> None:
     for path, expr in sels:
-        seen: set[tuple[str, str, str]] = set()
-        for m in _ATTR_RE.finditer(expr):
-            section, domain, name = m.group(1), m.group(2), m.group(3) or m.group(4)
-            if (section, domain, name) in seen:
-                continue
-            seen.add((section, domain, name))
-            if section == "attributes":
-                _gated_attribute(ctx, domain, name, path, f"selector reads attribute `{domain}/{name}`", out)
-            else:
-                gate = capacity_gate(ctx.profile, domain, name) if knows_driver(domain) else None
-                s = setup_for(ctx.profile, domain) if gate else None
-                if gate and s is not None and s.gate_needed(gate):
-                    out.missing_gate(gate, Violation(_gate_message(
-                        s, domain, gate, f"selector reads capacity `{domain}/{name}`",
-                        "without it no device has that capacity and evaluating the selector fails, so the claim "
-                        "is not allocated"), path, on="value"))
+        for gate, message in _selector_gates(ctx, expr):
+            out.missing_gate(gate, Violation(message, path, on="value"))
 
 
-def _gated_attribute(ctx: Context, domain: str, name: str, path: JsonPath, what: str, out: _Analysis) -> None:
+def _selector_gates(ctx: Context, expr: str) -> list[tuple[str, str]]:
+    """The driver gates that the profile has off and the selector ``expr`` needs, each with its
+    message: worked out once per selector text and run (thousands of claims repeat a few selectors)."""
+    memo: dict[str, list[tuple[str, str]]] = ctx.cache.setdefault("driver-selector-gates", {})
+    hit = memo.get(expr)
+    if hit is not None:
+        return hit
+    out: list[tuple[str, str]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for m in _ATTR_RE.finditer(expr):
+        section, domain, name = m.group(1), m.group(2), m.group(3) or m.group(4)
+        if (section, domain, name) in seen:
+            continue
+        seen.add((section, domain, name))
+        if section == "attributes":
+            found = _attribute_gate(ctx, domain, name, f"selector reads attribute `{domain}/{name}`")
+        else:
+            gate = capacity_gate(ctx.profile, domain, name) if knows_driver(domain) else None
+            s = setup_for(ctx.profile, domain) if gate else None
+            found = (gate, _gate_message(
+                s, domain, gate, f"selector reads capacity `{domain}/{name}`",
+                "without it no device has that capacity and evaluating the selector fails, so the claim "
+                "is not allocated")) if gate and s is not None and s.gate_needed(gate) else None
+        if found is not None:
+            out.append(found)
+    memo[expr] = out
+    return out
+
+
+def _attribute_gate(ctx: Context, domain: str, name: str, what: str) -> tuple[str, str] | None:
+    """The gate reading the attribute ``domain/name`` needs when the profile has it off, and its message."""
     if not knows_driver(domain):
-        return
+        return None
     gate = attribute_gate(ctx.profile, domain, name)
     s = setup_for(ctx.profile, domain)
     if gate and s is not None and s.gate_needed(gate):
-        out.missing_gate(gate, Violation(_gate_message(
-            s, domain, gate, what,
-            "without it no device publishes the attribute, so the claim cannot be allocated"), path, on="value"))
+        return gate, _gate_message(s, domain, gate, what,
+                                   "without it no device publishes the attribute, so the claim cannot be allocated")
+    return None
 
 
 def _capacity_requests(ctx: Context, setup: Setup, drv: str, alt: dra.Alternative, out: _Analysis) -> None:
