@@ -20,6 +20,7 @@ from dralint.inputs.files import matches_glob
 from dralint.inputs.index import K8sObject, ValuesDoc
 from dralint.knowledge import k8s
 from dralint.knowledge.drivers import (
+    ClassInfo,
     Setup,
     attribute_gate,
     capacity_gate,
@@ -86,6 +87,22 @@ def _class_facts(ctx: Context, name: str | None) -> tuple[str | None, str | None
     return driver, dtype
 
 
+def _class_driver(ctx: Context, cls: str | None) -> tuple[str | None, ClassInfo | None, Setup | None, str | None]:
+    """(driver, what the driver data says of the class, the driver's setup, its support note) of a
+    class a request names: once per class and run, as `_class_facts` (thousands of claims, few classes)."""
+    memo: dict[str | None, tuple[str | None, ClassInfo | None, Setup | None, str | None]] = ctx.cache.setdefault(
+        "driver-class-setup", {})
+    hit = memo.get(cls)
+    if hit is not None:
+        return hit
+    drv, _ = _class_facts(ctx, cls)
+    info = class_info(cls) if cls else None
+    setup = setup_for(ctx.profile, drv) if drv and knows_driver(drv) else None
+    note = support_note(ctx.profile, drv) if setup is not None and drv is not None else None
+    out = memo[cls] = (drv, info, setup, note)
+    return out
+
+
 def _gate_message(setup: Setup, driver: str, gate: str, what: str, consequence: str) -> str:
     stage = setup.stage(gate)
     return (f"{what} needs the {driver} driver feature gate `{gate}`, which is off in the profile "
@@ -125,10 +142,8 @@ def _claim(obj: K8sObject, ctx: Context, out: _Analysis) -> None:
                 targets.setdefault(r.name, []).append(t)
                 if alt.name:
                     targets.setdefault(ref, []).append(t)
-            drv, _ = _class_facts(ctx, cls)
+            drv, info, setup, support = _class_driver(ctx, cls)
             cpath = (*alt.path, "deviceClassName")
-            info = class_info(cls) if cls else None
-            setup = setup_for(ctx.profile, drv) if drv and knows_driver(drv) else None
             if setup is None or drv is None:
                 continue
             if info is not None and info.devices_need_gate:
@@ -141,7 +156,7 @@ def _claim(obj: K8sObject, ctx: Context, out: _Analysis) -> None:
                 elif setup.gate_on(gate) and setup.stage(gate) == "Alpha":
                     out.add("DRA503", Violation(_preview_gate_message(setup, drv, gate, f"class `{cls}`"),
                                                 cpath, on="value"))
-            note = None if preview_done else support_note(ctx.profile, drv)
+            note = None if preview_done else support
             if note:
                 preview_done = True
                 out.add("DRA503", Violation(f"class `{cls}`: {note}", cpath, on="value"))
