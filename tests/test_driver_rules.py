@@ -489,3 +489,20 @@ def test_odd_mps_values_are_reported_not_crashed() -> None:
         "GpuConfig: `defaultPinnedDeviceMemoryLimit` must be a quantity such as 10Gi, got a list",
         "GpuConfig: `defaultPerDevicePinnedMemoryLimit` must be a mapping, got the number 3",
     ]
+
+
+def test_dra106_configs_that_read_alike_are_judged_each_on_its_own() -> None:
+    """A run judges each distinct parameters value once; values that read alike (a number and a
+    quoted number, an integer and a float) still get their own verdicts, on their own lines."""
+    mps = "kind: GpuConfig\nsharing:\n  strategy: MPS\n  mpsConfig:\n    defaultActiveThreadPercentage: {}\n"
+    docs = [claim(GPU_REQ, gpu_config(mps.format(v))).replace("name: c\n", f"name: c{i}\n")
+            for i, v in enumerate(["50", '"50"', "50", "50.0", "500", '"50"'])]
+    text = "---\n".join(docs)
+    got = found(lint_text(text, select=["DRA106"], **driver(MPSSupport=True)), "DRA106")
+    starts = [sum(d.count("\n") + 1 for d in docs[:i]) for i in range(len(docs))]
+    per_doc = [sorted(m.split(";")[0] for line, _, m in got if starts[i] < line <= starts[i] + docs[i].count("\n"))
+               for i in range(len(docs))]
+    assert per_doc[0] == per_doc[2] == []
+    assert per_doc[1] == per_doc[5] and per_doc[1] and "integer" in per_doc[1][0]
+    assert per_doc[3] and "integer" in per_doc[3][0]
+    assert per_doc[4] and "100" in per_doc[4][0]

@@ -21,6 +21,7 @@ from dralint.inputs.index import K8sObject, ValuesDoc
 from dralint.knowledge import k8s
 from dralint.knowledge.drivers import (
     ClassInfo,
+    OpaqueCheck,
     Setup,
     attribute_gate,
     capacity_gate,
@@ -273,7 +274,7 @@ def _configs(obj: K8sObject, ctx: Context, configs: Any, cpath: JsonPath, target
             continue
         opath: JsonPath = (*cpath, i, "opaque")
         ppath: JsonPath = (*opath, "parameters")
-        check = validate_opaque(ctx.profile, drv, opaque["parameters"])
+        check = _opaque_check(ctx, drv, opaque["parameters"])
         who = "claims of this class" if in_class else "the claim"
         tail = f"; {drv} {setup.release} rejects this when it prepares {who}, and the pod does not start"
         label = f"{check.kind}: " if check.kind else ""
@@ -309,6 +310,18 @@ def _configs(obj: K8sObject, ctx: Context, configs: Any, cpath: JsonPath, target
                     (*ppath, "kind"), on="value"))
             continue
         _wiring(ctx, entry, drv, ck.kind, ck.device_types, targets, opath, ppath, out)
+
+
+def _opaque_check(ctx: Context, drv: str, parameters: Any) -> OpaqueCheck:
+    """`validate_opaque`, once per driver and parameters in a run (claims repeat a few configs). Keyed
+    by ``repr``, which tells apart every type a loaded value has (``1``, ``"1"``, ``1.0``, ``true``;
+    an integer key and a string one, which JSON text would not) and keeps the key order the issues follow."""
+    memo: dict[tuple[str, str], OpaqueCheck] = ctx.cache.setdefault("driver-opaque-checks", {})
+    key = (drv, repr(parameters))
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = validate_opaque(ctx.profile, drv, parameters)
+    return hit
 
 
 def _kind_for(ctx: Context, drv: str, device_type: str | None) -> str:

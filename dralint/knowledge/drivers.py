@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
+from types import MappingProxyType
 from typing import Any, Literal
 
 from dralint.knowledge import k8s
@@ -506,10 +507,16 @@ class ConfigKind:
     max_per_claim: int | None
 
 
-def config_kinds(profile: ClusterProfile, driver: str | None = None) -> dict[str, ConfigKind]:
-    """Opaque config kinds the configured release understands (all drivers, or those of ``driver``)."""
+def config_kinds(profile: ClusterProfile, driver: str | None = None) -> Mapping[str, ConfigKind]:
+    """Opaque config kinds the configured release understands (all drivers, or those of ``driver``);
+    read-only, shared by every call with the same drivers (each opaque config of a run asks)."""
+    return _config_kinds(_profile_key(profile), driver)
+
+
+@cache
+def _config_kinds(key: tuple[Any, ...], driver: str | None) -> Mapping[str, ConfigKind]:
     out: dict[str, ConfigKind] = {}
-    for s in setups(profile):
+    for s in _setups(key):
         for kind, k in (s.data.raw.get("config-kinds") or {}).items():
             if not isinstance(k, dict) or not s.data.present(k, s.release):
                 continue
@@ -518,7 +525,7 @@ def config_kinds(profile: ClusterProfile, driver: str | None = None) -> dict[str
             out[str(kind)] = ConfigKind(
                 str(kind), str(k.get("driver")), tuple(k.get("device-types") or ()), k.get("gate"),
                 str(k["since"]) if k.get("since") else None, k.get("generated-by"), k.get("max-per-claim"))
-    return out
+    return MappingProxyType(out)
 
 
 @dataclass(frozen=True)
