@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dralint.engine.config import ConfigError, build_config, load_config
 from dralint.engine.pipeline import lint_paths
+from dralint.inputs.load import load_bytes
 
 from .conftest import REPO, codes, lint_text
 
@@ -388,19 +390,37 @@ def test_a_lint_inside_a_quiet_block_keeps_its_trees_frozen() -> None:
 
 
 def test_rules_skip_the_intended_view_only_where_it_is_the_object_itself() -> None:
+    """The engine asks once per object whether its intended view differs from it: only then are the
+    rules called through the view (`on_intended`); an object fine as written, or of another group,
+    gets the rules themselves."""
     from dralint.checks.intended import as_written
     from dralint.checks.registry import load_checks
-    from dralint.engine.runner import _Runner
-    from dralint.inputs.index import DRA, POD, Index
+    from dralint.engine.runner import FileWork, _Runner
+    from dralint.inputs.index import Index, K8sObject, file_units
 
     runner = _Runner(build_config({}, None, REPO), Index())
     impls = {impl.code: impl for impl in load_checks().values()}
-    plain = runner._object_calls("Deployment", POD)
-    viewed = runner._object_calls("ResourceClaim", DRA)
-    other_group = runner._object_calls("ResourceClaim", 0)  # a custom resource of another group
-    assert plain and viewed and other_group
+    seen: dict[str, list[Any]] = {}
+    runner._runs = lambda work, calls, unit, ann, defer: seen.setdefault(unit.name, list(calls))  # type: ignore
+    claim = "apiVersion: {api}\nkind: ResourceClaim\nmetadata: {{name: {name}}}\nspec:\n  devices:\n" \
+            "    requests:\n    - name: gpu\n{body}"
+    exact = "      exactly: {deviceClassName: gpu.nvidia.com}\n"
+    flat = "      deviceClassName: gpu.nvidia.com\n"  # the v1beta1 shape, written as v1: the view differs
+    text = "---\n".join([
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: plain}\nspec:\n  template:\n    spec:\n"
+        "      containers: [{name: c, image: x}]\n",
+        claim.format(api="resource.k8s.io/v1", name="fine", body=exact),
+        claim.format(api="resource.k8s.io/v1", name="viewed", body=flat),
+        claim.format(api="example.com/v1", name="other-group", body=flat),
+    ])
+    sf = load_bytes("a.yaml", text.encode())
+    for obj in file_units(sf):
+        assert isinstance(obj, K8sObject)
+        runner._object_units(FileWork(sf), obj, None, False)
+    assert set(seen) == {"plain", "fine", "viewed", "other-group"} and all(seen.values())
     wrapped = 0
-    for calls, through_view in ((plain, False), (viewed, True), (other_group, False)):
+    for name, through_view in (("plain", False), ("fine", False), ("viewed", True), ("other-group", False)):
+        calls = seen[name]
         for fn, meta, _ in calls:
             impl = impls[meta.code]
             if as_written(impl.fn) is not impl.fn:  # an "intended" rule: the view only where it may differ

@@ -235,7 +235,7 @@ def _runner_with(fn: Any) -> _Runner:
     runner.by_scope.clear()
     runner._calls = {}
     meta = next(iter(runner.selected.values()))
-    runner._object_calls = lambda kind, facets: [(fn, meta, runner.contexts[meta.code])]  # type: ignore[method-assign]
+    runner._object_calls = lambda kind, facets, plain: [(fn, meta, runner.contexts[meta.code])]  # type: ignore[method-assign]
     return runner
 
 

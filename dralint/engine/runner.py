@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dralint.checks.intended import CONVERTIBLE
+from dralint.checks.intended import CONVERTIBLE, view_for
 from dralint.checks.intended import as_written as intended_as_written
 from dralint.checks.registry import CheckFn, Context, RuleImpl, load_checks
 from dralint.engine import progress
@@ -194,11 +194,13 @@ class _Runner:
         shared: dict[object, object] = {}
         for ctx in self.contexts.values():
             ctx.cache = shared
+        #: what `_object_units` asks for an object's intended view with (the view reads the profile only)
+        self._view_context = Context(index=index, profile=config.profile, cache=shared)
         self.by_scope: dict[str, list[tuple[RuleImpl, RuleMeta]]] = defaultdict(list)
         for impl, meta in self.impls:
             self.by_scope[impl.scope].append((impl, meta))
         self._kind_cache: dict[str | None, list[tuple[RuleImpl, RuleMeta]]] = {}
-        self._calls: dict[tuple[str | None, int], list[tuple[CheckFn, RuleMeta, Context]]] = {}
+        self._calls: dict[tuple[str | None, int, bool], list[tuple[CheckFn, RuleMeta, Context]]] = {}
         self.errors: list[InternalError] = []
         self.sealed = SealedIndex()
         #: findings a suppression silenced (kept for the JSON and SARIF reports)
@@ -211,12 +213,12 @@ class _Runner:
             self._kind_cache[kind] = rules
         return rules
 
-    def _object_calls(self, kind: str | None, facets: int) -> list[tuple[CheckFn, RuleMeta, Context]]:
+    def _object_calls(self, kind: str | None, facets: int, plain: bool) -> list[tuple[CheckFn, RuleMeta, Context]]:
         """The checks to call on an object, by its kind and facets (a check that needs a pod spec is
-        not called for a ConfigMap: with 40 rules and 20,000 objects the calls alone add up)."""
-        calls = self._calls.get((kind, facets))
+        not called for a ConfigMap: with 40 rules and 20,000 objects the calls alone add up);
+        ``plain``: the object is its own intended view, so no check looks for another one."""
+        calls = self._calls.get((kind, facets, plain))
         if calls is None:
-            plain = not (facets & DRA and kind in CONVERTIBLE)  # the intended view is the object itself
             calls = []
             for i, m in self.object_rules(kind):
                 ctx = self.contexts[m.code]
@@ -225,7 +227,7 @@ class _Runner:
                 if i.when is not None and not i.when(kind, facets, ctx):
                     continue
                 calls.append((intended_as_written(i.fn) if plain else i.fn, m, ctx))
-            self._calls[(kind, facets)] = calls
+            self._calls[(kind, facets, plain)] = calls
         return calls
 
     def _failed(self, meta: RuleMeta, where: str, e: Exception) -> InternalError:
@@ -305,7 +307,16 @@ class _Runner:
         self._runs(work, ((fn, meta, ctx),), unit, ann, defer)
 
     def _object_units(self, work: FileWork, obj: K8sObject, ann: Directive | None, defer: bool) -> None:
-        self._runs(work, self._object_calls(obj.kind, obj.facets), obj, ann, defer)
+        kind, facets = obj.kind, obj.facets
+        plain = not (facets & DRA and kind in CONVERTIBLE)
+        if not plain:
+            # asked once here rather than by each rule (`on_intended`); a failure is left to the
+            # rules, which report it as theirs
+            try:
+                plain = view_for(obj, self._view_context) is None
+            except Exception:
+                plain = False
+        self._runs(work, self._object_calls(kind, facets, plain), obj, ann, defer)
 
     def _runs(self, work: FileWork, calls: Iterable[tuple[CheckFn, RuleMeta, Context]], unit: Any,
               ann: Directive | None, defer: bool) -> None:
