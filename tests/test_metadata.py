@@ -126,6 +126,7 @@ def test_the_short_road_for_plain_metadata_finds_what_the_full_checks_find() -> 
         f"{{name: ok, annotations: {{example.com/x: {wide}}}}}",
         f"{{name: ok, annotations: {{example.com/x: {wider}}}}}",
         "{name: ok, annotations: {Bad Key: x}}", "{name: ok, namespace: Bad_NS}", "{name: ok, namespace: 7}",
+        "{name: ok, namespace: [a]}", "{name: ok, namespace: {a: b}}", "{name: ok, labels: [a]}",
         "{name: Not_Valid}", "{name: ''}",
         "{generateName: gen-}", "{name: ok, generateName: 3}", "{name: ok, finalizers: ['bad one']}",
         "{name: ok, ownerReferences: [{kind: Job}]}", "{name: ok, labels: null, annotations: null}",

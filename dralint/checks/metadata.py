@@ -260,11 +260,14 @@ def _plainly_valid(obj: K8sObject, meta: dict[str, Any]) -> bool:
         return False
     if not _plain_annotations(meta.get("annotations")):
         return False
-    if not (_templated(name) or _FORMATS[_name_format(obj.group, obj.kind or "")][0](name)):
+    if not (_FORMATS[_name_format(obj.group, obj.kind or "")][0](name) or _templated(name)):
         return False
     ns = meta.get("namespace")
-    if ns is not None and not (ns.__class__ is str and (not ns or _templated(ns) or is_dns_label(ns))):
-        return False
+    if ns is not None and (ns.__class__ is not str or ns not in _GOOD_NAMESPACES):
+        if not (ns.__class__ is str and (not ns or _templated(ns) or is_dns_label(ns))):
+            return False
+        if len(_GOOD_NAMESPACES) < _GOOD_MAX:
+            _GOOD_NAMESPACES.add(ns)
     labels = meta.get("labels")
     if labels is None:
         return True
@@ -272,6 +275,10 @@ def _plainly_valid(obj: K8sObject, meta: dict[str, Any]) -> bool:
     # only pairs of strings are in the set (a list as a value is not even hashable)
     return isinstance(labels, dict) and all(
         k.__class__ is str and v.__class__ is str and (k, v) in good for k, v in labels.items())
+
+
+#: namespaces found valid this run: a repository has few (a valid one is at most 63 characters)
+_GOOD_NAMESPACES: set[str] = set()
 
 
 @rule("DRA110")
