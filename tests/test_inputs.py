@@ -73,3 +73,35 @@ def test_directory_named_like_a_manifest_and_missing_paths(tmp_path: Path) -> No
     assert p.returncode == 0, p.stdout + p.stderr
     p = run(tmp_path / "nope.yaml")
     assert p.returncode == 2 and "nope.yaml" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_file_is_read_to_its_end_or_just_past_the_limit_whatever_its_size_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read is sized by the file's size when it was looked at; a file that grew since (or one
+    whose size says 0, as some special files do) is still read whole, and never more than one
+    byte past the limit."""
+    import os
+
+    from dralint.inputs import files
+    from dralint.inputs.load import Limits
+
+    p = tmp_path / "a.yaml"
+    p.write_bytes(b"a: 1\n" * 1000)
+    real_stat = os.stat
+
+    def stat_saying(size: int) -> object:
+        def fake(path: object, *args: object, **kwargs: object) -> os.stat_result:
+            st = real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+            return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, size,
+                                   int(st.st_atime), int(st.st_mtime), int(st.st_ctime)))
+        return fake
+
+    ref = files.FileRef("a.yaml", str(p))
+    for seen in (0, 10, 4999, 5000, 6000):
+        monkeypatch.setattr(files.os, "stat", stat_saying(seen))
+        assert files.read_raw(ref, Limits()) == b"a: 1\n" * 1000, seen
+        got = files.read_raw(ref, Limits(max_file_bytes=1234))
+        if seen > 1234:  # refused from its size alone
+            assert not isinstance(got, bytes) and got.problems[0].code == "DRA005", seen
+        else:  # it grew past the limit since: read one byte past it, which the loader refuses
+            assert isinstance(got, bytes) and len(got) == 1235, seen

@@ -273,7 +273,12 @@ def read_raw(ref: FileRef, limits: Limits) -> bytes | SourceFile:
         return _too_big(ref, st.st_size, limits)
     try:
         with open(ref.path, "rb") as fh:
-            return fh.read(limits.max_file_bytes + 1)
+            # a buffer of the size just seen, not of the limit (16 MiB made and given back for each
+            # file was a visible part of a check); a file that grew since is read on, to the limit
+            raw = fh.read(st.st_size + 1)
+            if len(raw) > st.st_size:
+                raw += fh.read(limits.max_file_bytes + 1 - len(raw))
+            return raw
     except OSError as e:
         return _unreadable(ref, f"cannot read file: {e.strerror or e}")
 
