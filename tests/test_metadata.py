@@ -146,3 +146,20 @@ def test_the_short_road_for_plain_metadata_finds_what_the_full_checks_find() -> 
                 if m._plainly_valid(obj, data):
                     assert full == [], meta
     assert any("280013 bytes" in v.message for v in m._check_annotations({"annotations": {"example.com/x": wider}}))
+
+
+def test_the_memos_of_valid_names_keep_only_short_strings() -> None:
+    """A value with a template's placeholders passes at any length; the run's memos of valid labels,
+    annotation keys and namespaces come from the linted files, so they keep only short ones."""
+    from dralint.checks import metadata as m
+    from dralint.inputs.index import K8sObject, file_units
+    from dralint.inputs.load import load_bytes
+
+    long = "{{ x }}" + "y" * 10_000
+    assert list(m._check_labels({"labels": {"k": long}})) == []
+    assert list(m._check_annotations({"annotations": {long: "v"}})) == []
+    sf = load_bytes("a.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    (obj,) = [u for u in file_units(sf) if isinstance(u, K8sObject)]
+    assert m._plainly_valid(obj, {"name": "a", "namespace": long})
+    assert ("k", long) not in m._GOOD_LABELS and long not in m._GOOD_NOTE_KEYS and long not in m._GOOD_NAMESPACES
+    assert list(m._check_labels({"labels": {"k": "short"}})) == [] and ("k", "short") in m._GOOD_LABELS

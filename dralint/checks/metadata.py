@@ -140,10 +140,12 @@ def _check_namespace(obj: K8sObject, meta: dict[str, Any]) -> Iterator[Violation
 
 
 #: label (key, value) pairs found valid this run: the same few labels sit on most objects of a
-#: repository, and they come early. Bounded, as the strings come from the linted files: a valid pair
-#: is at most 380 characters, so the set stays under 2 MB
+#: repository, and they come early. Bounded, as the strings come from the linted files: at most
+#: `_GOOD_MAX` entries of at most `_GOOD_CHARS` characters (a valid pair without placeholders has
+#: at most 380), so each of these memos stays under 2 MB
 _GOOD_LABELS: set[tuple[str, str]] = set()
 _GOOD_MAX = 1 << 12
+_GOOD_CHARS = 380
 
 
 def _check_labels(meta: dict[str, Any]) -> Iterator[Violation]:
@@ -157,7 +159,8 @@ def _check_labels(meta: dict[str, Any]) -> Iterator[Violation]:
             continue
         found = list(_label_problems(key, value))
         yield from found
-        if plain and not found and len(good) < _GOOD_MAX:
+        # a pair with a template's placeholders passes at any length: only short ones are kept
+        if plain and not found and len(good) < _GOOD_MAX and len(key) + len(value) <= _GOOD_CHARS:
             good.add((key, value))
 
 
@@ -183,7 +186,7 @@ def _label_problems(key: Any, value: Any) -> Iterator[Violation]:
                         "starting and ending with a letter or digit", path, on="value")
 
 
-#: annotation keys found valid this run (as `_GOOD_LABELS`; a valid key is at most 317 characters)
+#: annotation keys found valid this run (as `_GOOD_LABELS`)
 _GOOD_NOTE_KEYS: set[str] = set()
 
 
@@ -213,7 +216,7 @@ def _check_annotations(meta: dict[str, Any]) -> Iterator[Violation]:
         # annotation keys are qualified names compared in lower case
         if not isinstance(key, str) or (not _templated(key) and not is_label_key(key.lower())):
             yield Violation(f"annotation key `{key}` is not valid: use `[prefix/]name` like a label key", path)
-        elif key.__class__ is str and len(good) < _GOOD_MAX:
+        elif key.__class__ is str and len(good) < _GOOD_MAX and len(key) <= _GOOD_CHARS:
             good.add(key)
         if value is not None and not isinstance(value, str):
             yield Violation(f"annotation `{key}` has a {type(value).__name__} value; annotation values are strings: "
@@ -266,7 +269,7 @@ def _plainly_valid(obj: K8sObject, meta: dict[str, Any]) -> bool:
     if ns is not None and (ns.__class__ is not str or ns not in _GOOD_NAMESPACES):
         if not (ns.__class__ is str and (not ns or _templated(ns) or is_dns_label(ns))):
             return False
-        if len(_GOOD_NAMESPACES) < _GOOD_MAX:
+        if len(_GOOD_NAMESPACES) < _GOOD_MAX and len(ns) <= _GOOD_CHARS:
             _GOOD_NAMESPACES.add(ns)
     labels = meta.get("labels")
     if labels is None:
@@ -277,7 +280,7 @@ def _plainly_valid(obj: K8sObject, meta: dict[str, Any]) -> bool:
         k.__class__ is str and v.__class__ is str and (k, v) in good for k, v in labels.items())
 
 
-#: namespaces found valid this run: a repository has few (a valid one is at most 63 characters)
+#: namespaces found valid this run: a repository has few (bounded as `_GOOD_LABELS`)
 _GOOD_NAMESPACES: set[str] = set()
 
 
