@@ -57,3 +57,15 @@ def test_nodepool_gpu_requirement_is_reported_at_its_key() -> None:
     assert [line for line, _ in found] == [12]
     assert "karpenter.k8s.aws/instance-gpu-manufacturer In nvidia" in found[0][1]
     assert _found(NODEPOOL.replace("instance-gpu-manufacturer", "instance-family"), "DRA210") == []
+
+
+def test_the_workload_table_lookups_are_remembered_only_for_short_names() -> None:
+    """`workloads.lookup` remembers its answers for the run; the strings come from the linted files,
+    so a huge kind is answered but not kept."""
+    from dralint.knowledge import workloads
+
+    huge = "K" * 10_000
+    assert workloads.lookup("example.com/v1", huge) is None
+    assert ("example.com/v1", huge) not in workloads._LOOKUPS
+    deployment = workloads.lookup("apps/v1", "Deployment")
+    assert deployment is not None and workloads._LOOKUPS[("apps/v1", "Deployment")] is deployment

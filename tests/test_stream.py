@@ -29,13 +29,12 @@ from dralint.engine.stream import (
     Ahead,
     Stream,
     _documents_naming,
-    _line_starts_with,
     _markers,
     stage_of,
     staged_positions,
 )
 from dralint.inputs.index import Index, K8sObject, file_units
-from dralint.inputs.load import DOC_MARKER, LMap, LSeq, load_bytes
+from dralint.inputs.load import DOC_MARKER, LMap, LSeq, line_starts_of, load_bytes
 from dralint.model import Violation
 from tests.conftest import EXAMPLES, REPO
 from tests.test_parallel import canonical, load_generator
@@ -523,4 +522,6 @@ def test_staged_names_are_found_where_each_name_starts(text: str) -> None:
 @given(st.lists(st.sampled_from(["%", "%TAG", "a", " ", "\n", "\r", "#"]), max_size=20).map("".join))
 def test_a_directive_line_is_found(text: str) -> None:
     raw = text.encode()
-    assert _line_starts_with(raw, b"%") == (raw.startswith(b"%") or b"\n%" in raw)
+    expected = [i for i in range(len(raw)) if raw.startswith(b"%", i) and (i == 0 or raw[i - 1] == 10)]
+    assert list(line_starts_of(raw, b"%")) == expected
+    assert list(line_starts_of(text, "%")) == [len(raw[:i].decode()) for i in expected]

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dralint.checks.intended import CONVERTIBLE, view_for
 from dralint.checks.intended import as_written as intended_as_written
+from dralint.checks.intended import view_for
 from dralint.checks.registry import CheckFn, Context, RuleImpl, load_checks
 from dralint.engine import progress
 from dralint.engine.config import Config
@@ -307,16 +307,13 @@ class _Runner:
         self._runs(work, ((fn, meta, ctx),), unit, ann, defer)
 
     def _object_units(self, work: FileWork, obj: K8sObject, ann: Directive | None, defer: bool) -> None:
-        kind, facets = obj.kind, obj.facets
-        plain = not (facets & DRA and kind in CONVERTIBLE)
-        if not plain:
-            # asked once here rather than by each rule (`on_intended`); a failure is left to the
-            # rules, which report it as theirs
-            try:
-                plain = view_for(obj, self._view_context) is None
-            except Exception:
-                plain = False
-        self._runs(work, self._object_calls(kind, facets, plain), obj, ann, defer)
+        # asked once here rather than by each rule (`on_intended`); a failure is left to the rules,
+        # which report it as theirs
+        try:
+            plain = view_for(obj, self._view_context) is None
+        except Exception:
+            plain = False
+        self._runs(work, self._object_calls(obj.kind, obj.facets, plain), obj, ann, defer)
 
     def _runs(self, work: FileWork, calls: Iterable[tuple[CheckFn, RuleMeta, Context]], unit: Any,
               ann: Directive | None, defer: bool) -> None:

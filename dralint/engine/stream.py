@@ -31,7 +31,7 @@ from dralint.engine.results import Outcome
 from dralint.engine.runner import FileWork, InternalError, _Runner, limits_for
 from dralint.engine.summary import Blob, FileSummary, summarize
 from dralint.inputs.index import Index, K8sObject, ValuesDoc, file_units
-from dralint.inputs.load import Document, Limits, SourceFile, load_bytes, plain_text
+from dralint.inputs.load import Document, Limits, SourceFile, line_starts_of, load_bytes, plain_text
 
 #: Kinds that other objects' rules ask about, in the order a streamed run completes them: files that
 #: may hold a kind of the first stage are parsed first, then those of the second, then the rest. At
@@ -184,7 +184,7 @@ def _documents_naming(raw: bytes, is_json: bool) -> list[tuple[int, int]]:
     hits = staged_positions(raw)
     if not hits:
         return []
-    if is_json or _line_starts_with(raw, b"%"):
+    if is_json or next(line_starts_of(raw, b"%"), None) is not None:
         return [(0, len(raw))]
     bounds = [0, *_markers(raw), len(raw)]
     out: list[tuple[int, int]] = []
@@ -198,31 +198,9 @@ def _documents_naming(raw: bytes, is_json: bool) -> list[tuple[int, int]]:
 
 def _markers(raw: bytes) -> list[int]:
     """Where the lines that start or end a document (`---`, `...`, then a space or the line's end) start:
-    `dralint.inputs.load.DOC_MARKER`'s matches, found with byte searches (a line-anchored regular
-    expression tries every position of the text; tests/test_stream.py checks the two agree). A
-    token found inside a line (a comment's row of dashes) skips the rest of that line."""
-    out = []
-    for token in (b"---", b"..."):
-        at = raw.find(token)
-        while at != -1:
-            if at == 0 or raw[at - 1] == 10:  # 10: "\n"
-                if raw[at + 3 : at + 4] in _AFTER_MARKER:
-                    out.append(at)
-                at = raw.find(token, at + 1)
-            else:
-                nl = raw.find(b"\n", at)
-                at = -1 if nl == -1 else raw.find(token, nl + 1)
-    return sorted(out)
-
-
-def _line_starts_with(raw: bytes, char: bytes) -> bool:
-    """Whether a line of ``raw`` starts with ``char`` (a rare one: found with one byte search)."""
-    at = raw.find(char)
-    while at != -1:
-        if at == 0 or raw[at - 1] == 10:
-            return True
-        at = raw.find(char, at + 1)
-    return False
+    `dralint.inputs.load.DOC_MARKER`'s matches (tests/test_stream.py checks the two agree)."""
+    return sorted(at for token in (b"---", b"...") for at in line_starts_of(raw, token)
+                  if raw[at + 3 : at + 4] in _AFTER_MARKER)
 
 
 #: what may follow a marker on its line (``b""``: the end of the text)

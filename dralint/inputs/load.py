@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from sys import intern as _intern
-from typing import Any
+from typing import Any, AnyStr
 
 import yaml
 
@@ -769,17 +769,24 @@ def _assign_sources(sf: SourceFile) -> None:
 
 
 def _sources(text: str) -> list[tuple[int, str]]:
-    """(offset, chart path) of each ``# Source:`` line: `_SOURCE_RE` tried where a text search finds
-    its text at a line start (a line-anchored pattern alone is tried at every offset of the text)."""
-    out = []
-    at = text.find(_SOURCE_TEXT)
+    """(offset, chart path) of each ``# Source:`` line: `_SOURCE_RE` tried where its text starts a line."""
+    return [(at, m.group(1)) for at in line_starts_of(text, _SOURCE_TEXT)
+            if (m := _SOURCE_RE.match(text, at)) is not None]
+
+
+def line_starts_of(text: AnyStr, token: AnyStr) -> Iterator[int]:
+    """Where ``token`` starts a line of ``text`` (after ``\\n``), in order: found with text searches, as a
+    line-anchored regular expression is tried at every offset of the text. A token met inside a line
+    skips the rest of that line."""
+    nl = "\n" if isinstance(text, str) else b"\n"
+    at = text.find(token)
     while at != -1:
-        if at == 0 or text[at - 1] == "\n":
-            m = _SOURCE_RE.match(text, at)
-            if m is not None:
-                out.append((at, m.group(1)))
-        at = text.find(_SOURCE_TEXT, at + 1)
-    return out
+        if at == 0 or text[at - 1 : at] == nl:
+            yield at
+            at = text.find(token, at + 1)
+        else:
+            eol = text.find(nl, at)
+            at = -1 if eol == -1 else text.find(token, eol + 1)
 
 
 def _json_fallback(sf: SourceFile) -> bool:

@@ -167,15 +167,17 @@ def lookup(api_version: Any, kind: str | None) -> WorkloadKind | None:
     else:
         group = k8s.api_group(api_version)
         found = next((e for e in entries if group in e.groups), None)
-    if len(memo) < _LOOKUPS_MAX:
+    if len(memo) < _LOOKUPS_MAX and len(api_version) + len(kind) <= _LOOKUPS_CHARS:
         memo[key] = found
     return found
 
 
 #: `lookup` by (apiVersion, kind): every rule on a workload asks, and a repository has few distinct
-#: pairs (bounded: the strings come from the linted files)
+#: pairs. Bounded in entries and in their length, as the strings come from the linted files (a
+#: group is at most 253 characters, a version and a kind 63 each)
 _LOOKUPS: dict[tuple[str, str], WorkloadKind | None] = {}
 _LOOKUPS_MAX = 4096
+_LOOKUPS_CHARS = 380
 
 
 def is_builtin(api_version: Any, kind: str | None) -> bool:
