@@ -333,6 +333,39 @@ def test_yaml_errors_quote_no_file_text(world: Path, which: str) -> None:
     assert "Traceback" not in p.stderr
 
 
+SIDE_FILES = ["config", "--config file", "values", "Chart.yaml", "kustomization", "device-class-map"]
+#: nested further than PyYAML's recursive safe loader can follow
+DEEP = "k: " + "[" * 3000 + "]" * 3000 + "\n"
+
+
+@pytest.mark.parametrize("hostile", ["deep", "huge"])
+@pytest.mark.parametrize("which", SIDE_FILES)
+def test_side_files_too_deep_or_too_big_are_clear_errors(world: Path, which: str, hostile: str) -> None:
+    """A side file (read whole, with PyYAML) nested past the loader's stack or over the file size limit
+    ends in exit 2 and a message naming the file: never an internal error, never read past the limit."""
+    repo = world / "repo"
+    chart = repo / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    text = DEEP if hostile == "deep" else "#" * (16 * 1024 * 1024 + 1)
+    name, args = {
+        "config": (".dralint.yaml", ["check", "apps"]),
+        "--config file": ("ci.yaml", ["check", "apps", "--config", "ci.yaml"]),
+        "values": ("values.yaml", ["check", "--helm-chart", "chart", "-f", "values.yaml"]),
+        "Chart.yaml": ("chart/Chart.yaml", ["check", "--helm-chart", "chart"]),
+        "kustomization": ("kz/kustomization.yaml", ["check", "kz"]),
+        "device-class-map": ("classes.yaml", ["migrate", "apps", "--device-class-map", "classes.yaml"]),
+    }[which]
+    (repo / name).parent.mkdir(exist_ok=True)
+    (repo / name).write_text(text)
+    p = run(world, *args, "--no-cache")
+    if which == "values" and "no Helm available" in p.stderr:
+        pytest.skip("no Helm engine: the values file is not parsed")
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    assert "internal error" not in p.stderr and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert Path(name).name in p.stderr, p.stderr[-2000:]
+
+
 @pytest.mark.parametrize("fmt", ["json", "sarif", "text"])
 def test_manifest_syntax_error_quotes_no_file_text(world: Path, fmt: str) -> None:
     (world / "repo" / "apps" / "bad.yaml").write_text(CREDENTIALS)
@@ -355,3 +388,45 @@ def test_yaml_error_text_keeps_problem_context_and_position() -> None:
     with pytest.raises(yaml.YAMLError) as err:
         yaml.safe_load(f"a: *{CANARY}\n")  # names copied from the text are dropped too
     assert yaml_error_text(err.value) == "found undefined alias '…' at line 1, column 4"
+
+
+def test_kustomization_reads_are_bounded_and_never_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the render and the patch attribution read of a kustomization after the offline check: a
+    file that grew past the bound, or nests too deeply, is no kustomization (kustomize reports it)."""
+    from dralint.inputs import kustomize_patches
+    from dralint.inputs.render import kustomization_dirs
+
+    top = tmp_path / "kz"
+    (top / "base").mkdir(parents=True)
+    (top / "base" / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    (top / "kustomization.yaml").write_text("Resources: [base]\n")
+    found = kustomize_patches.read_kustomization(top)
+    assert found is not None and found[1] == {"resources": ["base"]}  # keys case-folded, as kustomize reads them
+    assert kustomization_dirs(top) == [top.resolve(), (top / "base").resolve()]
+    monkeypatch.setattr(kustomize_patches, "PATCH_MAX_BYTES", 16)
+    assert kustomize_patches.read_kustomization(top) is None  # 18 bytes: over the bound, not cut and parsed
+    monkeypatch.undo()
+    (top / "kustomization.yaml").write_text(DEEP)
+    assert kustomize_patches.read_kustomization(top) is None
+    assert kustomization_dirs(top) == [top.resolve()]
+    assert kustomize_patches.applied_in_tree(top) == []
+    annotated = {"metadata": {"annotations": {kustomize_patches.TRANSFORMATIONS_ANNOTATION: DEEP}}}
+    assert kustomize_patches.applied_from_annotation(annotated, lambda p: None) is None
+
+
+def test_a_rendered_origin_is_read_only_inside_its_chart(world: Path) -> None:
+    """A ``# Source:`` line (text a template can print) or an origin annotation names a file: it is
+    read to move positions only when neither ``..`` nor a link takes it out of the chart."""
+    from dralint.inputs.render import _own_file, _template_file
+
+    chart = world / "repo" / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "templates" / "pod.yaml").write_text(LEGACY)
+    (chart / "h").symlink_to(world / "home")
+    (chart / "templates" / "inner.yaml").symlink_to(chart / "templates" / "pod.yaml")
+    assert _own_file(chart, _template_file(chart, "chart/templates/pod.yaml"))
+    assert _own_file(chart, _template_file(chart, "chart/templates/inner.yaml"))  # a link that stays inside
+    assert not _own_file(chart, _template_file(chart, "chart/h/.aws/credentials"))
+    assert not _own_file(chart, _template_file(chart, "chart/../../home/.aws/credentials"))
+    assert not _own_file(chart, _template_file(chart, "chart/templates"))  # not a regular file
+    assert (world / "home" / ".aws" / "credentials").is_file()  # the ones refused are real files

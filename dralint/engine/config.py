@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from dralint.inputs.files import matches_glob
-from dralint.inputs.load import yaml_error_text
+from dralint.inputs.load import read_side_file, side_yaml, yaml_error_text
 from dralint.inputs.roots import Roots, project_roots
 from dralint.knowledge.catalog import RuleMeta, catalog
 from dralint.knowledge.drivers import validate_profile as validate_drivers
@@ -233,7 +233,7 @@ def _refuse_link(path: Path, roots: Roots, what: str = "configuration file") -> 
 
 def read_config_file(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_side_file(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: cannot read config: {e}") from e
     if path.name == "pyproject.toml":
@@ -243,7 +243,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
             raise ConfigError(f"{path}: invalid TOML: {e}") from e
     else:
         try:
-            raw = yaml.safe_load(text) or {}
+            raw = side_yaml(text) or {}
         except yaml.YAMLError as e:
             raise ConfigError(f"{path}: invalid YAML: {yaml_error_text(e)}") from e
     if not isinstance(raw, dict):

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from dralint.inputs.load import Document, LMap, SourceFile, load_bytes
+from dralint.inputs.load import Document, LMap, SourceFile, load_bytes, read_side_file, side_yaml
 from dralint.inputs.locate import offsets
 from dralint.knowledge.catalog import load_data
 from dralint.model import JsonPath, Span
@@ -96,7 +96,7 @@ def applied_from_annotation(data: Any, to_user: Callable[[str], Path | None]) ->
     except (KeyError, TypeError):
         return None
     try:
-        entries = yaml.safe_load(raw)
+        entries = side_yaml(raw)
     except yaml.YAMLError:
         return None
     if not isinstance(entries, list):
@@ -127,7 +127,7 @@ def applied_in_tree(directory: Path) -> list[Applied]:
         if real in seen:
             return
         seen.add(real)
-        found = _kustomization(real)
+        found = read_kustomization(real)
         if found is None:
             return
         kfile, data = found
@@ -144,14 +144,19 @@ def applied_in_tree(directory: Path) -> list[Applied]:
     return out
 
 
-def _kustomization(directory: Path) -> tuple[Path, dict[str, Any]] | None:
-    """A directory's kustomization file and its fields (case-folded, as kustomize reads them)."""
+def read_kustomization(directory: Path) -> tuple[Path, dict[str, Any]] | None:
+    """A directory's kustomization file and its fields (case-folded, as kustomize reads them).
+
+    None when there is none, or it is a link, unreadable, over `PATCH_MAX_BYTES`, nested too deeply,
+    or not a mapping. The offline check has refused such a file before any render
+    reads it here; the read is bounded all the same, since the file may change in between.
+    """
     for n in KUSTOMIZATION_NAMES:
         f = directory / n
         if f.is_symlink() or not f.is_file():
             continue
         try:
-            data = yaml.safe_load(f.read_bytes()[:PATCH_MAX_BYTES])
+            data = side_yaml(read_side_file(f, PATCH_MAX_BYTES))
         except (OSError, yaml.YAMLError):
             return None
         if not isinstance(data, dict):

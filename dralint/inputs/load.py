@@ -12,6 +12,7 @@ position, and the documents that could be read are still returned.
 from __future__ import annotations
 
 import bisect
+import errno
 import importlib
 import json
 import os
@@ -611,6 +612,33 @@ def _block_scalar_lines(sf: SourceFile, nodes: list[yaml.Node]) -> set[int]:
     return out
 
 
+class TooDeep(yaml.YAMLError):
+    """A side file nested more deeply than PyYAML's safe loader can follow (it recurses per level)."""
+
+    def __str__(self) -> str:
+        return "nested too deeply to read"
+
+
+def side_yaml(text: str | bytes) -> Any:
+    """`yaml.safe_load` for the small side files dralint reads whole: its configuration, a
+    kustomization, Chart.yaml, a values file, an annotation. Manifests go through `load_bytes`, with
+    its limits; here, nesting the loader cannot follow is a YAML error (`TooDeep`), not a crash."""
+    try:
+        return yaml.safe_load(text)
+    except RecursionError:
+        raise TooDeep() from None
+
+
+def read_side_file(path: str | os.PathLike[str], limit: int = Limits.max_file_bytes) -> bytes:
+    """A side file's bytes, never more than ``limit``: a bigger one is an `OSError` (EFBIG), so each
+    caller reports it the way it reports an unreadable file."""
+    with open(path, "rb") as fh:
+        raw = fh.read(limit + 1)
+    if len(raw) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes")
+    return raw
+
+
 def yaml_error_text(err: yaml.YAMLError) -> str:
     """What a PyYAML error says and where, without the excerpt of the file it appends.
 
@@ -621,6 +649,8 @@ def yaml_error_text(err: yaml.YAMLError) -> str:
     """
     if isinstance(err, yaml.reader.ReaderError):
         return f"not text: {err.reason} (character #x{err.character:04x}) at position {err.position}"
+    if isinstance(err, TooDeep):
+        return str(err)
     if not isinstance(err, yaml.MarkedYAMLError):
         return type(err).__name__  # raised by code, not by the parser: no position, and no text to trust
     parts = []

@@ -49,8 +49,8 @@ import yaml
 from dralint.inputs import sandbox
 from dralint.inputs.files import SKIPPED_LINK, input_roots
 from dralint.inputs.helm_positions import Instrumented, Origin, instrument, pin_capabilities, strip
-from dralint.inputs.kustomize_patches import KustomizeObject, applied_from_annotation
-from dralint.inputs.load import LoadProblem, SourceFile, load_bytes, yaml_error_text
+from dralint.inputs.kustomize_patches import KustomizeObject, applied_from_annotation, read_kustomization
+from dralint.inputs.load import LoadProblem, SourceFile, load_bytes, read_side_file, side_yaml, yaml_error_text
 from dralint.inputs.render_spec import (
     KUSTOMIZATION_NAMES,
     RELEASE_NAME,
@@ -403,7 +403,7 @@ def _why(e: OSError | yaml.YAMLError) -> str:
 def _chart_name(chart: Path) -> str:
     _refuse_link_out(chart / "Chart.yaml", chart, "Chart.yaml")
     try:
-        meta = yaml.safe_load((chart / "Chart.yaml").read_text(encoding="utf-8"))
+        meta = side_yaml(read_side_file(chart / "Chart.yaml"))
     except (OSError, yaml.YAMLError) as e:
         raise RenderError(f"{chart}: not a Helm chart (cannot read Chart.yaml: {_why(e)})") from e
     name = meta.get("name") if isinstance(meta, dict) else None
@@ -414,6 +414,16 @@ def _template_file(chart: Path, source: str) -> Path:
     """``gpu-app/templates/x.yaml`` (as Helm names it) -> ``<chart dir>/templates/x.yaml``."""
     rel = source.split("/", 1)[1] if "/" in source else source
     return chart / rel
+
+
+def _own_file(top: Path, f: Path) -> bool:
+    """Whether ``f`` is a regular file under ``top`` (a chart, or the directories of a build).
+
+    A ``# Source:`` line is text a template can print, and an origin annotation text a manifest can
+    carry, so the file either names is read (to move positions) only when neither ``..`` nor a link
+    takes it out of ``top``."""
+    real, within = os.path.realpath(f), os.path.realpath(top)
+    return real.startswith(within.rstrip("/") + "/") and os.path.isfile(real)
 
 
 def _helm_docs_binary(binary: str, chart: Path, opts: HelmOptions, what: str) -> list[tuple[str, str]]:
@@ -446,7 +456,7 @@ def _sdk_values(opts: HelmOptions) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for vf in opts.values_files:
         try:
-            data = yaml.safe_load(Path(vf).read_text(encoding="utf-8"))
+            data = side_yaml(read_side_file(vf))
         except (OSError, yaml.YAMLError) as e:
             raise RenderError(f"values file {vf}: {_why(e)}") from e
         if data is None:
@@ -570,7 +580,7 @@ def render_helm(chart_dir: str, values_files: Sequence[str] = (), sets: Sequence
     for n, (source, text) in enumerate(docs):
         f = _template_file(chart, source)
         origin = _display(f)
-        if f.is_file():
+        if _own_file(chart, f):
             disk[origin] = f
         rendered_docs.append(RenderedDoc(origin, text, source, positions_of.get(n)))
     result = _group(rendered_docs, disk, chart)
@@ -622,7 +632,8 @@ def kustomization_dirs(directory: Path) -> list[Path]:
         if current in found:
             continue
         found.append(current)
-        data = _kustomization_data(current)
+        read = read_kustomization(current)
+        data = read[1] if read is not None else {}
         for fld in _KUSTOMIZE_DIR_FIELDS:
             entries = data.get(fld)
             for entry in entries if isinstance(entries, list) else ():
@@ -632,20 +643,6 @@ def kustomization_dirs(directory: Path) -> list[Path]:
                 if os.path.isdir(target) and os.path.realpath(target) == target:
                     todo.append(Path(target))
     return found
-
-
-def _kustomization_data(directory: Path) -> dict[str, Any]:
-    """The kustomization of a directory as a mapping ({} when there is none, or it is a link or unreadable)."""
-    for n in KUSTOMIZATION_NAMES:
-        f = directory / n
-        if f.is_symlink() or not f.is_file():
-            continue
-        try:
-            data = yaml.safe_load(f.read_bytes()[:COPY_MAX_BYTES])
-        except (OSError, yaml.YAMLError):
-            return {}  # kustomize reports it
-        return data if isinstance(data, dict) else {}
-    return {}
 
 
 #: what the build annotates: each object's file and the transformers that changed it
@@ -725,7 +722,7 @@ def _user_paths(message: str, tmp: Path, wrapper: Path, tree: Path, top: Path, d
 
 def _safe_load(chunk: str) -> Any:
     try:
-        return yaml.safe_load(chunk)
+        return side_yaml(chunk)
     except yaml.YAMLError:
         return None
 
@@ -741,12 +738,12 @@ def _object_key(origin: str, chunk: str) -> tuple[str, str, str, str] | None:
 def _origin(chunk: str, wrapper: Path, tree: Path, top: Path) -> Path | None:
     """The user's file an object came from: its origin annotation names the copy under ``tree``."""
     try:
-        data = yaml.safe_load(chunk)
+        data = side_yaml(chunk)
     except yaml.YAMLError:
         return None
     try:
         raw = data["metadata"]["annotations"][ORIGIN_ANNOTATION]
-        origin = yaml.safe_load(raw)
+        origin = side_yaml(raw)
         path = origin["path"]
     except (KeyError, TypeError, yaml.YAMLError):
         return None
@@ -756,4 +753,4 @@ def _origin(chunk: str, wrapper: Path, tree: Path, top: Path) -> Path | None:
         p = top / Path(os.path.normpath(wrapper / path)).relative_to(tree)
     except ValueError:  # not a file of the copy
         return None
-    return p if p.is_file() else None
+    return p if _own_file(top, p) else None

@@ -14,7 +14,7 @@ from dralint.engine.memory import linger, quiet_gc, trees_built
 from dralint.engine.runner import lint_files
 from dralint.fix.loop import FileOutcome, load_run
 from dralint.fix.splice import PlannedFix
-from dralint.inputs.load import SourceFile, yaml_error_text
+from dralint.inputs.load import SourceFile, read_side_file, side_yaml, yaml_error_text
 from dralint.inputs.roots import project_roots
 from dralint.migrate.apply import _Job, _merge, _run, _workers
 from dralint.migrate.bridge import _bridge
@@ -101,7 +101,7 @@ def parse_class_map(values: Sequence[str]) -> dict[str, str]:
             if refused:
                 raise ValueError(refused)
             try:
-                data = yaml.safe_load(p.read_text(encoding="utf-8"))
+                data = side_yaml(read_side_file(p).decode("utf-8"))
             except (OSError, UnicodeDecodeError) as e:
                 raise ValueError(f"{v}: cannot read: {e}") from e
             except yaml.YAMLError as e:
