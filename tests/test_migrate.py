@@ -570,3 +570,31 @@ def test_no_served_claim_api_skips_with_the_reason() -> None:
     assert "apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaimTemplate" in out
     assert "      - name: gpu\n        deviceClassName: gpu.nvidia.com\n" in out
     assert new_object_errors(out, rep, config=on) == []
+
+
+@pytest.mark.parametrize("existing", ["crlf", "not-utf8", "broken-yaml", "directory"])
+def test_the_bridge_file_keeps_what_it_holds(tmp_path: Path, existing: str) -> None:
+    """Classes are appended to an existing bridge file in its own line endings; a file they cannot be
+    appended to without changing what it holds is left alone, with a note that says why."""
+    text = POD.replace("nvidia.com/gpu: 2  # two GPUs", "nvidia.com/mig-2g.20gb: 1").replace(
+        "      requests:\n        nvidia.com/gpu: 2\n", "")
+    bridge = tmp_path / "classes.yaml"
+    old = {"crlf": b"# kept\r\napiVersion: v1\r\nkind: ConfigMap\r\nmetadata: {name: c}\r\n",
+           "not-utf8": b"# caf\xe9\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+           "broken-yaml": b"apiVersion: v1\nkind: [ConfigMap\n"}.get(existing)
+    if old is None:
+        bridge.mkdir()
+    else:
+        bridge.write_bytes(old)
+    rep = migrate_files([load_bytes("w.yaml", text.encode())], [], build_config({}, None, REPO),
+                        MigrateOptions(extended_resource_bridge=True, bridge_file=str(bridge)))
+    if existing == "crlf":
+        assert old is not None
+        new = rep.new_files[str(bridge)]
+        assert new.startswith(old) and b"extendedResourceName: nvidia.com/mig-2g.20gb\r\n" in new
+        assert b"\n" not in new.replace(b"\r\n", b"")
+        return
+    assert str(bridge) not in rep.new_files
+    why = {"not-utf8": "not UTF-8 text", "broken-yaml": "cannot be read as YAML",
+           "directory": "not a regular file"}[existing]
+    assert any(why in n and "were not added" in n for n in rep.notes), rep.notes

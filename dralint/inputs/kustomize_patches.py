@@ -32,6 +32,7 @@ import yaml
 
 from dralint.inputs.load import Document, LMap, SourceFile, load_bytes, read_side_file, side_yaml
 from dralint.inputs.locate import offsets
+from dralint.inputs.render_spec import KUSTOMIZATION_NAMES
 from dralint.knowledge.catalog import load_data
 from dralint.model import JsonPath, Span
 
@@ -44,7 +45,6 @@ PATCH_FIELDS = {
 }
 #: without the annotation: kustomize runs these built-ins of one kustomization in this order
 FALLBACK_ORDER = ("PatchStrategicMergeTransformer", "PatchTransformer", "PatchJson6902Transformer")
-KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 STRATEGIC = "strategic-merge"
 JSON6902 = "JSON 6902"
 #: a patch file larger than this is not read (real patches are a few lines)

@@ -13,7 +13,7 @@ from dralint.engine.config import Config
 from dralint.engine.runner import Result
 from dralint.fix.emit import Style, emit_document
 from dralint.inputs import dra
-from dralint.inputs.load import SourceFile, load_bytes
+from dralint.inputs.load import SourceFile, load_bytes, read_side_file
 from dralint.inputs.locate import locate
 from dralint.inputs.roots import project_roots
 from dralint.knowledge import drivers, gke, k8s, lifecycle
@@ -107,19 +107,44 @@ def _bridge(result: Result, config: Config, opts: MigrateOptions, targets: Seque
         if refused:  # never read (a diff would show it) nor written: the DeviceClasses are not added
             notes.append(f"{refused}; the DeviceClasses were not added")
             return reports, files, notes
-        old = path.read_bytes() if path.is_file() else b""
+        why, old = _existing(path)
+        if why:  # appending would lose or garble what the file holds: nothing is added
+            notes.append(f"--bridge-file {path}: {why}; the DeviceClasses were not added")
+            return reports, files, notes
         have_names = set()
         if old:
             for d in load_bytes(str(path), old).documents:
                 name = k8s.get(d.data, "metadata", "name")
                 if isinstance(name, str):
                     have_names.add(name)
-        text = old.decode("utf-8", "replace")
+        text = old.decode("utf-8")
+        nl = "\r\n" if "\r\n" in text else "\n"  # the file's own line ending for what is appended
         for name, body in new_classes.items():
             if name in have_names:
                 continue
             if text and not text.endswith("\n"):
-                text += "\n"
-            text += ("---\n" if text.strip() else "") + emit_document(body, Style())
+                text += nl
+            text += (f"---{nl}" if text.strip() else "") + emit_document(body, Style()).replace("\n", nl)
         files[str(path)] = text.encode("utf-8")
     return reports, files, notes
+
+
+def _existing(path: Path) -> tuple[str, bytes]:
+    """(why the bridge file cannot take more documents, or "", its bytes). Read no further than the
+    loader would; refused when it is not UTF-8 YAML (a decode with replacements would rewrite bytes
+    the user wrote) or not a regular file."""
+    if not path.exists():
+        return "", b""
+    if not path.is_file():
+        return "not a regular file", b""
+    try:
+        old = read_side_file(path)
+        old.decode("utf-8")
+    except OSError as e:
+        return f"cannot read it ({e.strerror or e})", b""
+    except UnicodeDecodeError:
+        return "not UTF-8 text", b""
+    problems = load_bytes(str(path), old).problems
+    if problems:
+        return f"cannot be read as YAML ({problems[0].message})", b""
+    return "", old
