@@ -406,3 +406,13 @@ def test_unreachable_firstavailable_alternative(inventory_file: str) -> None:
     from dralint.cel.inventory import alternative_possible
 
     assert [alternative_possible(a, inv) for a in spec.requests[0].alternatives] == [False, True]
+
+
+def test_an_inventory_file_over_the_size_limit_is_a_problem_not_read(tmp_path: Path) -> None:
+    d = tmp_path / "slices"
+    d.mkdir()
+    (d / "a.yaml").write_text(yaml.safe_dump(yaml.safe_load(DUMP.read_text())["items"][0]))
+    (d / "big.yaml").write_text("#" * (16 * 1024 * 1024 + 1))
+    inv = load([str(d)])
+    assert sorted(x.name for x in inv.devices) == ["gpu-0", "gpu-1"]  # the other file is read
+    assert any("big.yaml" in p and "larger than 16,777,216 bytes" in p for p in inv.problems), inv.problems

@@ -333,7 +333,7 @@ def test_yaml_errors_quote_no_file_text(world: Path, which: str) -> None:
     assert "Traceback" not in p.stderr
 
 
-SIDE_FILES = ["config", "--config file", "values", "Chart.yaml", "kustomization", "device-class-map"]
+SIDE_FILES = ["config", "--config file", "pyproject", "values", "Chart.yaml", "kustomization", "device-class-map"]
 #: nested further than PyYAML's recursive safe loader can follow
 DEEP = "k: " + "[" * 3000 + "]" * 3000 + "\n"
 
@@ -348,9 +348,12 @@ def test_side_files_too_deep_or_too_big_are_clear_errors(world: Path, which: str
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
     text = DEEP if hostile == "deep" else "#" * (16 * 1024 * 1024 + 1)
+    if which == "pyproject" and hostile == "deep":
+        text = "[tool.dralint]\n" + DEEP.replace("k: ", "k = ")
     name, args = {
         "config": (".dralint.yaml", ["check", "apps"]),
         "--config file": ("ci.yaml", ["check", "apps", "--config", "ci.yaml"]),
+        "pyproject": ("pyproject.toml", ["check", "apps", "--config", "pyproject.toml"]),
         "values": ("values.yaml", ["check", "--helm-chart", "chart", "-f", "values.yaml"]),
         "Chart.yaml": ("chart/Chart.yaml", ["check", "--helm-chart", "chart"]),
         "kustomization": ("kz/kustomization.yaml", ["check", "kz"]),
@@ -364,6 +367,9 @@ def test_side_files_too_deep_or_too_big_are_clear_errors(world: Path, which: str
     assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
     assert "internal error" not in p.stderr and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert Path(name).name in p.stderr, p.stderr[-2000:]
+    if which == "pyproject":  # found rather than named: a pyproject.toml dralint cannot read is not its config
+        found = run(world, "check", "apps", "--no-cache")
+        assert found.returncode == 0 and "internal error" not in found.stderr, found.stderr[-2000:]
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif", "text"])

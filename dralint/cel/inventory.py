@@ -35,7 +35,7 @@ from dralint.cel.values import CelError, Quantity, Semver
 from dralint.inputs import dra
 from dralint.inputs.index import Index as ObjIndex
 from dralint.inputs.index import K8sObject
-from dralint.inputs.load import load_bytes
+from dralint.inputs.load import load_bytes, read_side_file
 from dralint.knowledge import drivers, k8s
 from dralint.knowledge.profile import ClusterProfile
 from dralint.model import JsonPath
@@ -289,7 +289,7 @@ def load(paths: list[str]) -> Inventory:
     problems: list[str] = []
     for f in files:
         try:
-            raw = f.read_bytes()
+            raw = read_side_file(f)  # no further than the loader reads: it refuses a bigger file anyway
         except OSError as e:
             problems.append(f"{f}: {e}")
             continue

@@ -218,7 +218,7 @@ def find_config(start: Path, follow_symlinks: bool = False) -> Path | None:
         if pp.is_file():
             _refuse_link(pp, roots)  # read below, to see whether it has a [tool.dralint] table
             try:
-                if "dralint" in tomllib.loads(pp.read_text(encoding="utf-8")).get("tool", {}):
+                if "dralint" in _toml(read_side_file(pp).decode("utf-8")).get("tool", {}):
                     return pp
             except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
                 continue
@@ -231,6 +231,15 @@ def _refuse_link(path: Path, roots: Roots, what: str = "configuration file") -> 
         raise ConfigError(why)
 
 
+def _toml(text: str) -> dict[str, Any]:
+    """A TOML document; nesting deeper than the recursive parser can follow is a decode error."""
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("nested too deeply to read") from None
+    return data
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     try:
         text = read_side_file(path).decode("utf-8")
@@ -238,7 +247,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config: {e}") from e
     if path.name == "pyproject.toml":
         try:
-            raw = tomllib.loads(text).get("tool", {}).get("dralint", {})
+            raw = _toml(text).get("tool", {}).get("dralint", {})
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: invalid TOML: {e}") from e
     else:
