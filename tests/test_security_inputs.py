@@ -436,3 +436,22 @@ def test_a_rendered_origin_is_read_only_inside_its_chart(world: Path) -> None:
     assert not _own_file(chart, _template_file(chart, "chart/../../home/.aws/credentials"))
     assert not _own_file(chart, _template_file(chart, "chart/templates"))  # not a regular file
     assert (world / "home" / ".aws" / "credentials").is_file()  # the ones refused are real files
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_read_side_file_reads_only_a_regular_file_and_only_to_its_limit(tmp_path: Path) -> None:
+    import errno
+
+    from dralint.inputs.load import read_side_file
+
+    (tmp_path / "a.yaml").write_bytes(b"k: v\n")
+    assert read_side_file(tmp_path / "a.yaml", 5) == b"k: v\n"
+    with pytest.raises(OSError) as big:
+        read_side_file(tmp_path / "a.yaml", 4)
+    assert big.value.errno == errno.EFBIG
+    os.mkfifo(tmp_path / "fifo.yaml")  # no writer: an open that waited for one would hang the test
+    with pytest.raises(OSError) as fifo:
+        read_side_file(tmp_path / "fifo.yaml")
+    assert fifo.value.errno == errno.EINVAL
+    with pytest.raises(OSError):
+        read_side_file(tmp_path)  # a directory

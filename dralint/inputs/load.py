@@ -17,6 +17,7 @@ import importlib
 import json
 import os
 import re
+import stat
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator
@@ -630,9 +631,13 @@ def side_yaml(text: str | bytes) -> Any:
 
 
 def read_side_file(path: str | os.PathLike[str], limit: int = Limits.max_file_bytes) -> bytes:
-    """A side file's bytes, never more than ``limit``: a bigger one is an `OSError` (EFBIG), so each
-    caller reports it the way it reports an unreadable file."""
-    with open(path, "rb") as fh:
+    """A side file's bytes, never more than ``limit``: a bigger one is an `OSError` (EFBIG), and so is
+    anything but a regular file (a FIFO would block, a device never end), so each caller reports it
+    the way it reports an unreadable file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with open(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
         raw = fh.read(limit + 1)
     if len(raw) > limit:
         raise OSError(errno.EFBIG, f"larger than {limit:,} bytes")
