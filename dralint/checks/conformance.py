@@ -26,7 +26,7 @@ from typing import Any
 from dralint.checks import admission
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
-from dralint.inputs.index import CLAIMS, DRA, POD, K8sObject
+from dralint.inputs.index import CLAIMS, DRA, POD, K8sObject, ValuesDoc
 from dralint.knowledge import k8s, lifecycle, schema, workloads
 from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
@@ -185,8 +185,33 @@ def schema_violation(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
         errors += [e for e in _validate_part(minor, f"{obj.api_version}/{obj.kind}", obj.data, ())
                    if not _explained_elsewhere(obj, e, req_base)]
     errors += _pod_template_errors(obj, ctx, minor)
+    if any(e.code == "required" for e in errors) and _kustomize_patch(obj, ctx):
+        # a patch holds only the fields it changes: what it leaves out comes from the base
+        errors = [e for e in errors if e.code != "required"]
     for e in errors:
         yield Violation(e.message, e.path, on=e.on)
+
+
+def _kustomize_patch(obj: K8sObject, ctx: Context) -> bool:
+    """Whether ``obj``'s file is one a kustomization of the run applies as a patch. Asked only of an
+    object with a missing field, since it needs every kustomization of the run: a streamed run
+    checks such an object once the whole index is there."""
+    import os
+
+    patches: frozenset[str] | None = ctx.cache.get("kustomize-patches")
+    if patches is None:
+        from dralint.inputs.kustomize_patches import patch_files
+        from dralint.inputs.render_spec import KUSTOMIZATION_NAMES
+
+        found: set[str] = set()
+        # a kustomization with apiVersion and kind is an object; without them, a values document
+        units: list[K8sObject | ValuesDoc] = [*ctx.index.all_values(), *ctx.index.of_kind("Kustomization", "Component")]
+        for u in units:
+            path, data = u.file.path, u.data
+            if os.path.basename(path) in KUSTOMIZATION_NAMES and isinstance(data, dict):
+                found |= patch_files(data, os.path.dirname(path))
+        patches = ctx.cache["kustomize-patches"] = frozenset(found)
+    return os.path.normpath(obj.file.path) in patches
 
 
 def _pod_template_errors(obj: K8sObject, ctx: Context, minor: str) -> list[schema.SchemaError]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -165,6 +165,29 @@ def read_kustomization(directory: Path) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
+def entry_spec(transformer: str, entry: Any) -> dict[str, Any] | None:
+    """One entry of a patch list as a mapping (``path``, ``patch``, ``target``). An entry of
+    `patchesStrategicMerge` may be a plain string: a file name, or an inline patch when it spans lines."""
+    if transformer == "PatchStrategicMergeTransformer" and isinstance(entry, str):
+        return {"patch" if "\n" in entry else "path": entry}
+    return entry if isinstance(entry, dict) else None
+
+
+def patch_files(fields: Mapping[Any, Any], directory: str) -> set[str]:
+    """The files a kustomization applies as patches (``fields``: its top-level fields, any case;
+    ``directory``: where it is), as normalized paths joined to ``directory``."""
+    folded = {str(k).casefold(): v for k, v in fields.items()}
+    out: set[str] = set()
+    for transformer, fld in PATCH_FIELDS.items():
+        entries = folded.get(fld)
+        for entry in entries if isinstance(entries, list) else ():
+            spec = entry_spec(transformer, entry)
+            path = spec.get("path") if spec is not None else None
+            if isinstance(path, str) and path.strip():
+                out.add(os.path.normpath(os.path.join(directory, path)))
+    return out
+
+
 # --------------------------------------------------------------------------------------------------
 # reading the patch lists
 
@@ -214,12 +237,14 @@ class PatchIndex:
         out: list[_Patch] = []
         for n, entry in enumerate(entries if isinstance(entries, list) else ()):
             at: JsonPath = (fld, n) if fld is not None else ()
-            if a.transformer == "PatchStrategicMergeTransformer" and isinstance(entry, str):
-                spec = {"patch" if "\n" in entry else "path": entry}
+            spec = entry_spec(a.transformer, entry)
+            if spec is None:
+                continue
+            if isinstance(entry, str):
                 out += self._from_entry(a, ksf, kdoc, at, spec, STRATEGIC)
-            elif isinstance(entry, dict):
+            else:
                 forced = JSON6902 if a.transformer == "PatchJson6902Transformer" else None
-                out += self._from_entry(a, ksf, kdoc, (*at, "patch"), entry, forced)
+                out += self._from_entry(a, ksf, kdoc, (*at, "patch"), spec, forced)
         return out
 
     def _from_entry(self, a: Applied, ksf: SourceFile, kdoc: Document, inline_at: JsonPath,
