@@ -107,6 +107,8 @@ def test_a_hook_run_knows_the_patch_and_its_cache_follows_the_kustomization(tmp_
     assert _dra101(tmp_path, *hook) == []
     assert _dra101(tmp_path, *hook) == []
     assert (tmp_path / ".dralint_cache").is_dir()  # the second run could read the first one's results
+    # the file named as the user's shell gives it (absolute), the context relatively
+    assert _dra101(tmp_path, "--context", ".", "--", str(tmp_path / "overlay" / "patch.yaml")) == []
     (tmp_path / "overlay" / "kustomization.yaml").write_text("resources: [../base]\n")
     assert _dra101(tmp_path, *hook) == [("overlay/patch.yaml", 6, "`spec.template.spec`")]
 

@@ -209,9 +209,9 @@ def _kustomize_patch(obj: K8sObject, ctx: Context) -> bool:
         for u in units:
             path, data = u.file.path, u.data
             if os.path.basename(path) in KUSTOMIZATION_NAMES and isinstance(data, dict):
-                found |= patch_files(data, os.path.dirname(path))
+                found |= patch_files(data, os.path.dirname(os.path.abspath(path)))
         patches = ctx.cache["kustomize-patches"] = frozenset(found)
-    return os.path.normpath(obj.file.path) in patches
+    return os.path.abspath(obj.file.path) in patches  # absolute: a target may be named unlike its context
 
 
 def _pod_template_errors(obj: K8sObject, ctx: Context, minor: str) -> list[schema.SchemaError]:
