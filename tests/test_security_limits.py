@@ -282,3 +282,24 @@ def test_inventory_blowup_is_a_cost_finding(tmp_path: Path) -> None:
     assert p.returncode == 1, (p.stdout, p.stderr[-2000:])
     assert "DRA605" in p.stdout  # refused by the estimator, as the API server would
     assert "DRA403" in p.stdout and "actual cost limit exceeded" in p.stdout  # and stopped at run time
+
+
+
+def test_memos_keyed_by_file_text_keep_only_short_strings() -> None:
+    """A run-wide memo keyed by text from the linted files must not keep a huge string alive after
+    its file is gone: the defaults plan (keyed by kind and version) and the scalar emitter (keyed by
+    value) memoise only short keys, and still answer the same for long ones."""
+    from dralint.checks import admission
+    from dralint.fix import emit
+
+    huge = "K" * 100_000
+    admission._memo_plan.cache_clear()
+    assert admission._plan(huge, "v1", "1.35") == admission._make_plan(huge, "v1", "1.35")
+    assert admission._memo_plan.cache_info().currsize == 0
+    assert admission._plan("ResourceClaim", "v1", "1.35")  # a real kind has defaults, and is memoised
+    assert admission._memo_plan.cache_info().currsize == 1
+    emit._memo_scalar.cache_clear()
+    assert emit.format_scalar(huge) == huge
+    assert emit._memo_scalar.cache_info().currsize == 0
+    assert emit.format_scalar("gpu-claim") == "gpu-claim"
+    assert emit._memo_scalar.cache_info().currsize == 1

@@ -53,11 +53,20 @@ def defaults() -> tuple[Default, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=64)
-def _plan(kind: str, version: str, minor: str | None) -> tuple[tuple[Default, tuple[tuple[JsonPath, str], ...]], ...]:
+Plan = tuple[tuple[Default, tuple[tuple[JsonPath, str], ...]], ...]
+
+
+def _plan(kind: str, version: str, minor: str | None) -> Plan:
     """The defaults for ``kind`` in ``version`` under ``minor``, each with where it applies: (the
     path of the part a pattern starts from, the pattern below it). Worked out once per kind and
-    version, not for every object (the strings come from the linted files: bounded)."""
+    version, not for every object; the strings come from the linted files, so only short ones are
+    memoised (a real kind and version are a few dozen characters)."""
+    if len(kind) + len(version) > 253:
+        return _make_plan(kind, version, minor)
+    return _memo_plan(kind, version, minor)
+
+
+def _make_plan(kind: str, version: str, minor: str | None) -> Plan:
     out = []
     for d in defaults():
         if (d.kinds and kind not in d.kinds) or (d.versions and version not in d.versions):
@@ -66,6 +75,9 @@ def _plan(kind: str, version: str, minor: str | None) -> tuple[tuple[Default, tu
             continue
         out.append((d, tuple(place for pattern in d.at for place in expand(pattern, kind, []))))
     return tuple(out)
+
+
+_memo_plan = lru_cache(maxsize=64)(_make_plan)
 
 
 def _unset(value: Any) -> bool:

@@ -32,12 +32,21 @@ class Style:
 _FLOW_UNSAFE = re.compile(r"[,\[\]{}]")
 
 
-@lru_cache(maxsize=8192)
 def _dump_scalar(v: Any, kind: str) -> str:
+    # values come from the linted files: only short ones are memoised
+    if isinstance(v, str) and len(v) > 253:
+        return _make_scalar(v, kind)
+    return _memo_scalar(v, kind)
+
+
+def _make_scalar(v: Any, kind: str) -> str:
     out = yaml.dump(v, Dumper=_Dumper, default_flow_style=True, width=1 << 30, allow_unicode=True)
     if out.endswith("\n...\n"):
         out = out[:-5]
     return out.rstrip("\n")
+
+
+_memo_scalar = lru_cache(maxsize=8192)(_make_scalar)
 
 
 def format_scalar(v: Any, quote: str = '"', flow: bool = False) -> str:
