@@ -18,6 +18,7 @@ DRA104 likewise skips the ``exactly``/``firstAvailable`` union check for request
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
@@ -196,8 +197,6 @@ def _kustomize_patch(obj: K8sObject, ctx: Context) -> bool:
     """Whether ``obj``'s file is one a kustomization of the run applies as a patch. Asked only of an
     object with a missing field, since it needs every kustomization of the run: a streamed run
     checks such an object once the whole index is there."""
-    import os
-
     patches: frozenset[str] | None = ctx.cache.get("kustomize-patches")
     if patches is None:
         from dralint.inputs.kustomize_patches import patch_files
@@ -207,8 +206,11 @@ def _kustomize_patch(obj: K8sObject, ctx: Context) -> bool:
         # a kustomization with apiVersion and kind is an object; without them, a values document
         units: list[K8sObject | ValuesDoc] = [*ctx.index.all_values(), *ctx.index.of_kind("Kustomization", "Component")]
         for u in units:
-            path, data = u.file.path, u.data
-            if os.path.basename(path) in KUSTOMIZATION_NAMES and isinstance(data, dict):
+            path = u.file.path
+            if os.path.basename(path) not in KUSTOMIZATION_NAMES:
+                continue  # the name first: the data of a document from a summary is decoded when read
+            data = u.data
+            if isinstance(data, dict):
                 found |= patch_files(data, os.path.dirname(os.path.abspath(path)))
         patches = ctx.cache["kustomize-patches"] = frozenset(found)
     return os.path.abspath(obj.file.path) in patches  # absolute: a target may be named unlike its context
