@@ -455,3 +455,18 @@ def test_read_side_file_reads_only_a_regular_file_and_only_to_its_limit(tmp_path
     assert fifo.value.errno == errno.EINVAL
     with pytest.raises(OSError):
         read_side_file(tmp_path)  # a directory
+
+
+@pytest.mark.parametrize("loader", ["CSafeLoader", "SafeLoader"])
+def test_side_yaml_nesting_is_a_yaml_error_with_either_loader(monkeypatch: pytest.MonkeyPatch, loader: str) -> None:
+    """libyaml stops at 1,000 levels itself; PyYAML's pure-Python loader (where PyYAML was built
+    without libyaml) recurses until Python's stack ends, which `side_yaml` turns into `TooDeep`."""
+    from dralint.inputs import load
+
+    if not hasattr(yaml, loader):
+        pytest.skip(f"PyYAML has no {loader} here")
+    monkeypatch.setattr(load, "_SIDE_LOADER", getattr(yaml, loader))
+    with pytest.raises(yaml.YAMLError) as err:
+        load.side_yaml(DEEP)
+    assert "nest" in load.yaml_error_text(err.value)
+    assert load.side_yaml("k: [[1]]\n") == {"k": [[1]]}

@@ -625,9 +625,13 @@ def side_yaml(text: str | bytes) -> Any:
     kustomization, Chart.yaml, a values file, an annotation. Manifests go through `load_bytes`, with
     its limits; here, nesting the loader cannot follow is a YAML error (`TooDeep`), not a crash."""
     try:
-        return yaml.safe_load(text)
+        # libyaml where PyYAML has it: ten times faster, and it stops at 1,000 levels of nesting itself
+        return yaml.load(text, Loader=_SIDE_LOADER)  # a safe loader
     except RecursionError:
         raise TooDeep() from None
+
+
+_SIDE_LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def read_side_file(path: str | os.PathLike[str], limit: int = Limits.max_file_bytes) -> bytes:
