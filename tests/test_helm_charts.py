@@ -272,6 +272,20 @@ def test_dra_driver_chart_follows_the_target_version(tmp_path: Path) -> None:
 
 
 @requires_shared
+def test_a_chart_that_wants_a_namespace_says_how_to_give_it_one(tmp_path: Path) -> None:
+    """The device plugin chart `fail`s in the default namespace; its DRA009 carries Helm's text on one
+    line, and how to give the chart what it needs."""
+    _copy(DEVICE_PLUGIN, tmp_path)
+    _code, findings, out = _run(["charts"], tmp_path)
+    failed = [f for f in findings if f["rule"] == "DRA009"]
+    assert len(failed) == 1, out
+    message = str(failed[0]["message"])
+    assert "'default' namespace is not recommended" in message and "\n" not in message, message
+    assert message.endswith("give it the values it needs (`--set`, `-f`, `--namespace`, or `helm: charts:` in the "
+                            "configuration)"), message
+
+
+@requires_shared
 def test_device_plugin_chart_renders(tmp_path: Path) -> None:
     _copy(DEVICE_PLUGIN, tmp_path)
     _code, findings, out = _run(["charts", "--namespace", "nvidia"], tmp_path)

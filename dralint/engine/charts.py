@@ -27,6 +27,9 @@ from dralint.inputs.render_spec import HelmOptions
 from dralint.knowledge.lifecycle import for_profile
 from dralint.model import Span
 
+#: what a chart that does not render may need (a chart's own `fail` names the value it wants)
+RENDER_HINT = ("give it the values it needs (`--set`, `-f`, `--namespace`, or `helm: charts:` in the "
+               "configuration)")
 #: the rule of a chart that does not render (Helm's message at Chart.yaml)
 RENDER_FAILED = "DRA009"
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".dralint_cache"})
@@ -209,5 +212,7 @@ def render_failure(chart: Path, message: str) -> SourceFile:
         if message.startswith(prefix):
             message = message[len(prefix):]
     sf = SourceFile(path=shown, raw=b"")
-    sf.problems.append(LoadProblem(RENDER_FAILED, f"the chart does not render: {message}", Span(1, 1, 1, 1)))
+    # one line: Helm's own message often starts and breaks lines of its own
+    sf.problems.append(LoadProblem(RENDER_FAILED, f"the chart does not render: {' '.join(message.split())}; "
+                                   f"{RENDER_HINT}", Span(1, 1, 1, 1)))
     return sf

@@ -62,8 +62,8 @@ def suggest(charts: Sequence[chart_inputs.ChartTarget], config: Config, opts: Mi
             message = " ".join(str(e).split())
             out.workloads.append(WorkloadReport(
                 chart_inputs.shown_path(target.directory / "Chart.yaml"), 1, "Chart", None, target.directory.name,
-                "skipped", f"the chart does not render, so there is nothing to suggest ({message}); give it the "
-                "values it needs (`--set`, `-f`, `--namespace`, or `helm: charts:` in the configuration)"))
+                "skipped", f"the chart does not render, so there is nothing to suggest ({message}); "
+                f"{chart_inputs.RENDER_HINT}"))
             continue
         except RenderError as e:
             out.errors.append(f"{shown}: {e}")
