@@ -45,6 +45,10 @@ def test_queries_record_what_they_asked() -> None:
     assert index.reads == {"DeviceClass", "ResourceSlice", "ResourceClaim", "Namespace"}
     assert [o.name for o in index.all_objects()] == ["x"] and ALL_OBJECTS in index.reads
     assert len(index.all_values()) == 1 and ALL_VALUES in index.reads
+    fresh = Index()
+    fresh.add_file(sf)
+    assert fresh.values_of_files({"kustomization.yaml"}) == [] and fresh.reads == {ALL_VALUES}
+    assert len(fresh.values_of_files({"a.yaml"})) == 1
 
 
 def _deployment(name: str, claim: str, replicas: int = 2) -> str:

@@ -23,7 +23,7 @@ from dralint.engine.pipeline import lint_paths
 from dralint.engine.runner import Result
 from dralint.engine.summary import FileSummary, summarize
 from dralint.inputs.files import discover
-from dralint.inputs.index import Index, K8sObject, ValuesDoc
+from dralint.inputs.index import ALL_VALUES, Index, K8sObject, ValuesDoc, base_name
 from dralint.inputs.load import load_bytes
 from tests.test_parallel import canonical, load_generator
 from tests.test_results_cache import CLASS, TEMPLATE, pod
@@ -159,6 +159,25 @@ def test_the_lazy_index_makes_only_the_kinds_asked_about(corpus: Path) -> None:
     assert classes and {o.kind for o in lazy.objects} == {"DeviceClass"}
     assert len(lazy.objects) == len(classes) < len(eager.objects)
     assert lazy.values == []  # values documents are made by the queries that read them
+
+
+def test_values_of_named_files_make_only_those_documents(corpus: Path) -> None:
+    """DRA101 asks for the kustomizations' documents by file name: a lazy index makes those values
+    documents only (no object, no other file's values), and every later answer is still the eager one's."""
+    files = summaries_of(corpus)
+    for deferred in (set(range(len(files))), {i for i in range(len(files)) if i % 2}):
+        eager, lazy, fallbacks = both(files, deferred)
+        holders = sorted({base_name(v.file.path) for v in eager.values})
+        assert len(holders) > 1
+        names = {holders[0]}
+        want = [ident(v) for v in eager.values_of_files(names)]
+        assert want and [ident(v) for v in lazy.values_of_files(names)] == want
+        assert ALL_VALUES in lazy.reads
+        if len(deferred) == len(files):
+            assert lazy.objects == [] and {base_name(v.file.path) for v in lazy.values} == names
+        assert lazy.values_of_files({"kustomization.yaml"}) == eager.values_of_files({"kustomization.yaml"}) == []
+        same_answers(eager, lazy)  # then everything: nothing twice, nothing missing
+        assert fallbacks == []
 
 
 def test_a_damaged_section_is_read_from_each_files_own_summary(corpus: Path) -> None:

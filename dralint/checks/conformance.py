@@ -27,7 +27,7 @@ from typing import Any
 from dralint.checks import admission
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
-from dralint.inputs.index import CLAIMS, DRA, POD, K8sObject, ValuesDoc
+from dralint.inputs.index import CLAIMS, DRA, POD, K8sObject, ValuesDoc, base_name
 from dralint.knowledge import k8s, lifecycle, schema, workloads
 from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
@@ -204,10 +204,11 @@ def _kustomize_patch(obj: K8sObject, ctx: Context) -> bool:
 
         found: set[str] = set()
         # a kustomization with apiVersion and kind is an object; without them, a values document
-        units: list[K8sObject | ValuesDoc] = [*ctx.index.all_values(), *ctx.index.of_kind("Kustomization", "Component")]
+        units: list[K8sObject | ValuesDoc] = [*ctx.index.values_of_files(KUSTOMIZATION_NAMES),
+                                              *ctx.index.of_kind("Kustomization", "Component")]
         for u in units:
             path = u.file.path
-            if os.path.basename(path) not in KUSTOMIZATION_NAMES:
+            if base_name(path) not in KUSTOMIZATION_NAMES:
                 continue  # the name first: the data of a document from a summary is decoded when read
             data = u.data
             if isinstance(data, dict):

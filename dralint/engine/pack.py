@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar
 
 from dralint.engine.lazy import FileLoader, RemoteObject, RemoteValues
@@ -46,7 +46,7 @@ from dralint.engine.summary import (
     SummaryValues,
     entry_head,
 )
-from dralint.inputs.index import Index, K8sObject, ValuesDoc
+from dralint.inputs.index import Index, K8sObject, ValuesDoc, base_name
 from dralint.inputs.load import Document, SourceFile
 from dralint.model import JsonPath
 
@@ -344,6 +344,8 @@ class LazyIndex(Index):
         #: (kind, name) pairs added from every deferred file, ahead of the rest of their kind (`_need_named`)
         self._named: set[tuple[str, str]] = set()
         self._values_done = False
+        #: the inputs whose values documents were added (`_add_values`)
+        self._values_of: set[int] = set()
         self._rank: dict[int, tuple[int, int]] = {}  # id(unit) -> (input position, place)
         self._at = 0
         self._seq = 0
@@ -415,6 +417,10 @@ class LazyIndex(Index):
     def all_values(self) -> list[ValuesDoc]:
         self._everything()
         return super().all_values()
+
+    def values_of_files(self, names: Collection[str]) -> list[ValuesDoc]:
+        self._add_values([p for p in self._pending if base_name(p.display) in names])
+        return super().values_of_files(names)
 
     def claim_users(self, name: str, namespace: str | None) -> int:
         self._everything()
@@ -536,8 +542,15 @@ class LazyIndex(Index):
         if self._values_done:
             return
         self._values_done = True
-        holders = [p for p in self._pending if p.info.values]
-        intact, damaged = _split(self._pack.values() if holders else [], holders, None)
+        self._add_values(self._pending)
+
+    def _add_values(self, pending: Iterable[_Pending]) -> None:
+        """Add the values documents of ``pending`` (those not added before), in rank order."""
+        holders = [p for p in pending if p.info.values and p.i not in self._values_of]
+        if not holders:
+            return
+        self._values_of.update(p.i for p in holders)
+        intact, damaged = _split(self._pack.values(), holders, None)
         for p, recs in intact:
             for r in recs:
                 self._place_values(p, r.position, r.doc, r.source, r.data, r.carried)

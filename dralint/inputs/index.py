@@ -9,7 +9,7 @@ questions cross-object rules ask ("is there a ResourceClaimTemplate `x` in names
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, overload
 
@@ -188,6 +188,11 @@ ALL_VALUES = "@values"
 CLAIM_REFS = "@claim-refs"
 
 
+def base_name(path: str) -> str:
+    """The last part of a display path (``/`` or, on Windows, ``\\`` separated)."""
+    return path.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+
+
 def same_namespace(a: str | None, b: str | None) -> bool:
     """Manifests without a namespace are applied to the current namespace: treat them as matching."""
     return a is None or b is None or a == b
@@ -263,6 +268,12 @@ class Index:
         """Every values document (Helm values, plugin configs) of every file."""
         self.reads.add(ALL_VALUES)
         return self.values
+
+    def values_of_files(self, names: Collection[str]) -> list[ValuesDoc]:
+        """The values documents of the files whose base name is one of ``names`` (kustomizations).
+        Recorded as a read of every values document: what a new file of such a name changes."""
+        self.reads.add(ALL_VALUES)
+        return [v for v in self.values if base_name(v.file.path) in names]
 
     def claim_users(self, name: str, namespace: str | None) -> int:
         """How many objects in ``namespace`` have pods that name the ResourceClaim ``name``."""
