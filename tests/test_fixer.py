@@ -603,8 +603,8 @@ class _Buf:
     def __init__(self, data: bytes = b"") -> None:
         self.data = data
 
-    def read(self) -> bytes:
-        return self.data
+    def read(self, size: int = -1) -> bytes:  # as a binary stream reads: at most ``size`` bytes
+        return self.data if size < 0 else self.data[:size]
 
     def write(self, b: bytes) -> int:
         self.data += b

@@ -303,3 +303,25 @@ def test_memos_keyed_by_file_text_keep_only_short_strings() -> None:
     assert emit._memo_scalar.cache_info().currsize == 0
     assert emit.format_scalar("gpu-claim") == "gpu-claim"
     assert emit._memo_scalar.cache_info().currsize == 1
+
+
+@pytest.mark.parametrize("command", [["check"], ["fix"], ["migrate"], ["check", "--fix"]])
+def test_standard_input_over_the_size_limit_is_refused_whole(tmp_path: Path, command: list[str]) -> None:
+    """``-`` is read no further than the file size limit; more is a usage error and nothing is written
+    (`fix -` writes its input back: a copy cut at the limit would lose the rest of it)."""
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x\n" \
+          "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    env = {**os.environ, "NO_COLOR": "1"}
+
+    def run(text: str, limit: int) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "dralint", *command, "--isolated", "--no-cache",
+                               "--max-file-size", str(limit), "-"], input=text, cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    over = run(pod, len(pod.encode()) - 1)
+    assert over.returncode == 2, over.stderr
+    assert "standard input holds more than" in over.stderr and "Traceback" not in over.stderr
+    assert over.stdout == ""  # no report, and no copy of the input
+    within = run(pod, 4096)  # room for what fix and migrate add too
+    assert within.returncode in (0, 1), within.stderr
+    assert within.stdout  # a report, or the input fixed or migrated

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from dralint.cli.options import build_run_config, report_problems, use_color
+from dralint.cli.options import build_run_config, read_stdin, report_problems, use_color
 from dralint.engine import rendered_targets
 from dralint.engine.config import ConfigError
 from dralint.fix.loop import FixRun, fix_paths
@@ -31,18 +31,18 @@ def run_fix(paths: Sequence[str], kw: dict[str, Any], *, unsafe: bool = False, d
             fmt: str = "text", fail_on: str | None = None, exit_zero: bool = False, color: str = "auto",
             output: str | None = None, statistics: bool = False, exit_non_zero_on_fix: bool = False) -> int:
     """The body of ``fix`` / ``check --fix``; returns the exit code."""
+    targets = list(paths)
+    stdin: tuple[str, bytes] | None = None
     try:
         cfg = build_run_config(kw, paths)
+        if "-" in targets:
+            targets.remove("-")
+            stdin = (kw.get("stdin_filename") or "-", read_stdin(cfg))
     except ConfigError as e:
         echo_err(f"dralint: error: {e}")
         return EXIT_USAGE
     unsafe = unsafe or cfg.unsafe_fixes  # `unsafe-fixes: true` in the configuration file
-    targets = list(paths)
-    stdin: tuple[str, bytes] | None = None
-    if "-" in targets:
-        targets.remove("-")
-        stdin = (kw.get("stdin_filename") or "-", sys.stdin.buffer.read())
-    elif not targets:
+    if stdin is None and not targets:
         targets = ["."]
     # charts and overlays are rendered, never rewritten: say so, and report their findings
     rendered = rendered_targets.split(targets, cfg)

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from dralint.cli.options import build_run_config, common_lint_options  # the same config as `check`
+from dralint.cli.options import build_run_config, common_lint_options, read_stdin  # the same config as `check`
 from dralint.engine import progress, rendered_targets
 from dralint.engine.config import ConfigError
 from dralint.fix.write import atomic_write, unified_diff
@@ -131,7 +131,11 @@ def run_migrate(paths: tuple[str, ...], kw: dict[str, Any], a: MigrateArgs) -> i
     stdin: tuple[str, bytes] | None = None
     if "-" in targets:
         targets.remove("-")
-        stdin = (kw.get("stdin_filename") or "-", sys.stdin.buffer.read())
+        try:
+            stdin = (kw.get("stdin_filename") or "-", read_stdin(cfg))
+        except ConfigError as e:
+            echo_err(f"dralint: error: {e}")
+            return EXIT_USAGE
     elif not targets:
         targets = ["."]
     # the same bar as `check` and `fix`: it starts as soon as the files are read, the engine advances it

@@ -144,14 +144,24 @@ def build_run_config(kw: dict[str, Any], paths: Sequence[str] = ()) -> Config:
     return cfg
 
 
+def read_stdin(cfg: Config) -> bytes:
+    """What ``-`` stands for: standard input, read no further than the file size limit. More is a usage
+    error, not a file cut short: `fix` and `migrate` write their input back, and a cut copy would lose
+    the rest of what was piped in."""
+    data = sys.stdin.buffer.read(cfg.max_file_size + 1)
+    if len(data) > cfg.max_file_size:
+        raise ConfigError(f"standard input holds more than {cfg.max_file_size:,} bytes, the file size limit "
+                          "(raise it with --max-file-size); nothing was checked or written")
+    return data
+
+
 def run_lint(paths: Sequence[str], kw: dict[str, Any]) -> tuple[Result, Config, float]:
     cfg = build_run_config(kw, paths)
     stdin = None
     paths = list(paths)
     if "-" in paths:
         paths.remove("-")
-        data = sys.stdin.buffer.read()
-        stdin = (kw.get("stdin_filename") or "-", data)
+        stdin = (kw.get("stdin_filename") or "-", read_stdin(cfg))
     elif not paths and not kw.get("helm_charts"):
         paths = ["."]
     t0 = time.perf_counter()
