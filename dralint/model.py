@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Literal
 
+#: The longest string a memo that lives beyond one object keeps as (part of) its key. Such keys come
+#: from the linted files, and a memo must not keep a huge one alive after its file is gone; the real
+#: ones are short (a label pair is at most 380 characters, a group, version and kind 253 + 63 + 63).
+MEMO_KEY_CHARS = 380
+
 #: A path into a parsed object: mapping keys and sequence indexes, e.g. ("spec", "containers", 0).
 JsonPath = tuple["str | int", ...]
 

@@ -27,7 +27,7 @@ from dralint.inputs.load import LMap, LSeq
 from dralint.knowledge import k8s
 from dralint.knowledge.catalog import load_data
 from dralint.knowledge.lifecycle import GROUP, expand, for_profile, match_paths, minor_key
-from dralint.model import JsonPath
+from dralint.model import MEMO_KEY_CHARS, JsonPath
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,8 +60,8 @@ def _plan(kind: str, version: str, minor: str | None) -> Plan:
     """The defaults for ``kind`` in ``version`` under ``minor``, each with where it applies: (the
     path of the part a pattern starts from, the pattern below it). Worked out once per kind and
     version, not for every object; the strings come from the linted files, so only short ones are
-    memoised (a real kind and version are a few dozen characters)."""
-    if len(kind) + len(version) > 253:
+    memoised (`MEMO_KEY_CHARS`)."""
+    if len(kind) + len(version) > MEMO_KEY_CHARS:
         return _make_plan(kind, version, minor)
     return _memo_plan(kind, version, minor)
 

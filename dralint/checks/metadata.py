@@ -22,7 +22,7 @@ from dralint.checks.registry import Context, rule
 from dralint.inputs.index import K8sObject, ValuesDoc
 from dralint.inputs.locate import locate
 from dralint.knowledge.catalog import load_data
-from dralint.model import JsonPath, Violation
+from dralint.model import MEMO_KEY_CHARS, JsonPath, Violation
 
 _DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
@@ -141,11 +141,10 @@ def _check_namespace(obj: K8sObject, meta: dict[str, Any]) -> Iterator[Violation
 
 #: label (key, value) pairs found valid this run: the same few labels sit on most objects of a
 #: repository, and they come early. Bounded, as the strings come from the linted files: at most
-#: `_GOOD_MAX` entries of at most `_GOOD_CHARS` characters (a valid pair without placeholders has
-#: at most 380), so each of these memos stays under 2 MB
+#: `_GOOD_MAX` entries of at most `MEMO_KEY_CHARS` characters (a valid pair without placeholders
+#: has at most that many), so each of these memos stays under 2 MB
 _GOOD_LABELS: set[tuple[str, str]] = set()
 _GOOD_MAX = 1 << 12
-_GOOD_CHARS = 380
 
 
 def _check_labels(meta: dict[str, Any]) -> Iterator[Violation]:
@@ -160,7 +159,7 @@ def _check_labels(meta: dict[str, Any]) -> Iterator[Violation]:
         found = list(_label_problems(key, value))
         yield from found
         # a pair with a template's placeholders passes at any length: only short ones are kept
-        if plain and not found and len(good) < _GOOD_MAX and len(key) + len(value) <= _GOOD_CHARS:
+        if plain and not found and len(good) < _GOOD_MAX and len(key) + len(value) <= MEMO_KEY_CHARS:
             good.add((key, value))
 
 
@@ -216,7 +215,7 @@ def _check_annotations(meta: dict[str, Any]) -> Iterator[Violation]:
         # annotation keys are qualified names compared in lower case
         if not isinstance(key, str) or (not _templated(key) and not is_label_key(key.lower())):
             yield Violation(f"annotation key `{key}` is not valid: use `[prefix/]name` like a label key", path)
-        elif key.__class__ is str and len(good) < _GOOD_MAX and len(key) <= _GOOD_CHARS:
+        elif key.__class__ is str and len(good) < _GOOD_MAX and len(key) <= MEMO_KEY_CHARS:
             good.add(key)
         if value is not None and not isinstance(value, str):
             yield Violation(f"annotation `{key}` has a {type(value).__name__} value; annotation values are strings: "
@@ -269,7 +268,7 @@ def _plainly_valid(obj: K8sObject, meta: dict[str, Any]) -> bool:
     if ns is not None and (ns.__class__ is not str or ns not in _GOOD_NAMESPACES):
         if not (ns.__class__ is str and (not ns or _templated(ns) or is_dns_label(ns))):
             return False
-        if len(_GOOD_NAMESPACES) < _GOOD_MAX and len(ns) <= _GOOD_CHARS:
+        if len(_GOOD_NAMESPACES) < _GOOD_MAX and len(ns) <= MEMO_KEY_CHARS:
             _GOOD_NAMESPACES.add(ns)
     labels = meta.get("labels")
     if labels is None:

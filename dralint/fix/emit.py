@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from dralint.model import JsonPath, same
+from dralint.model import MEMO_KEY_CHARS, JsonPath, same
 
 try:  # C emitter when available; the results are identical, only faster
     from yaml import CSafeDumper as _Dumper
@@ -34,7 +34,7 @@ _FLOW_UNSAFE = re.compile(r"[,\[\]{}]")
 
 def _dump_scalar(v: Any, kind: str) -> str:
     # values come from the linted files: only short ones are memoised
-    if isinstance(v, str) and len(v) > 253:
+    if isinstance(v, str) and len(v) > MEMO_KEY_CHARS:
         return _make_scalar(v, kind)
     return _memo_scalar(v, kind)
 

@@ -283,11 +283,9 @@ class PatchIndex:
             real = os.path.realpath(file)
             if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in self._roots):
                 return None
-            with open(real, "rb") as fh:
-                data = fh.read(PATCH_MAX_BYTES + 1)
-        except OSError:
+            return read_side_file(real, PATCH_MAX_BYTES)
+        except OSError:  # unreadable, not a regular file, or over the bound
             return None
-        return data if len(data) <= PATCH_MAX_BYTES else None
 
 
 def _inline_shift(ksf: SourceFile, kdoc: Document, at: JsonPath) -> tuple[tuple[int, int] | None, Span | None]:

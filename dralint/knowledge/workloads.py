@@ -16,7 +16,7 @@ from typing import Any
 
 from dralint.knowledge import k8s
 from dralint.knowledge.catalog import load_data
-from dralint.model import JsonPath
+from dralint.model import MEMO_KEY_CHARS, JsonPath
 
 #: a parsed path: mapping keys, and the two wildcards (every list item, every mapping value)
 _ITEMS = "[]"
@@ -167,17 +167,16 @@ def lookup(api_version: Any, kind: str | None) -> WorkloadKind | None:
     else:
         group = k8s.api_group(api_version)
         found = next((e for e in entries if group in e.groups), None)
-    if len(memo) < _LOOKUPS_MAX and len(api_version) + len(kind) <= _LOOKUPS_CHARS:
+    if len(memo) < _LOOKUPS_MAX and len(api_version) + len(kind) <= MEMO_KEY_CHARS:
         memo[key] = found
     return found
 
 
 #: `lookup` by (apiVersion, kind): every rule on a workload asks, and a repository has few distinct
-#: pairs. Bounded in entries and in their length, as the strings come from the linted files (a
-#: group is at most 253 characters, a version and a kind 63 each)
+#: pairs. Bounded in entries and in their length (`MEMO_KEY_CHARS`), as the strings come from the
+#: linted files
 _LOOKUPS: dict[tuple[str, str], WorkloadKind | None] = {}
 _LOOKUPS_MAX = 4096
-_LOOKUPS_CHARS = 380
 
 
 def is_builtin(api_version: Any, kind: str | None) -> bool:
