@@ -11,12 +11,13 @@ import gc
 import os
 import time
 import weakref
+from bisect import bisect_right
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dralint.checks.registry import Context, load_checks
@@ -28,8 +29,8 @@ from dralint.engine.stream import (
     STAGED_KINDS,
     Ahead,
     Stream,
+    _document_around,
     _documents_naming,
-    _markers,
     stage_of,
     staged_positions,
 )
@@ -501,10 +502,18 @@ def test_nothing_is_parsed_ahead_when_the_kinds_have_files_of_their_own(tmp_path
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["---", "...", "----", "-- -", "a", " ", "\t", "\n", "\r", "\r\n", "#", ":"]),
+@given(st.lists(st.sampled_from(["---", "...", "----", "-- -", "a", " ", "\t", "\n", "\r", "\r\n", "#", ":",
+                                 "\n---\n", "\n...\n", "\n--- ", "\n---"]),
                 max_size=30).map("".join))
-def test_marker_lines_are_those_the_loader_splits_on(text: str) -> None:
-    assert _markers(text.encode()) == [m.start() for m in DOC_MARKER.finditer(text)]
+@example("x\n---\na\n...\n---\na")
+def test_documents_are_bounded_by_the_marker_lines_the_loader_splits_on(text: str) -> None:
+    raw = text.encode()
+    bounds = [0, *(m.start() for m in DOC_MARKER.finditer(text)), len(raw)]
+    for pos, ch in enumerate(text):
+        if ch == "a":  # where a kind's name may start
+            k = bisect_right(bounds, pos) - 1
+            for lo in bounds[: k + 1]:  # searched from any bound known to come before (the document before's end)
+                assert _document_around(raw, pos, lo) == (bounds[k], bounds[k + 1])
 
 
 @settings(max_examples=300, deadline=None)

@@ -22,7 +22,6 @@ tree.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 
@@ -186,21 +185,33 @@ def _documents_naming(raw: bytes, is_json: bool) -> list[tuple[int, int]]:
         return []
     if is_json or next(line_starts_of(raw, b"%"), None) is not None:
         return [(0, len(raw))]
-    bounds = [0, *_markers(raw), len(raw)]
     out: list[tuple[int, int]] = []
     for pos in hits:
-        k = bisect_right(bounds, pos) - 1
-        span = (bounds[k], bounds[k + 1])
-        if not out or out[-1] != span:
-            out.append(span)
+        if out and pos < out[-1][1]:
+            continue  # in the document of the hit before
+        out.append(_document_around(raw, pos, out[-1][1] if out else 0))
     return out
 
 
-def _markers(raw: bytes) -> list[int]:
-    """Where the lines that start or end a document (`---`, `...`, then a space or the line's end) start:
-    `dralint.inputs.load.DOC_MARKER`'s matches (tests/test_stream.py checks the two agree)."""
-    return sorted(at for token in (b"---", b"...") for at in line_starts_of(raw, token)
-                  if raw[at + 3 : at + 4] in _AFTER_MARKER)
+def _document_around(raw: bytes, pos: int, lo: int = 0) -> tuple[int, int]:
+    """The (start, end) of the document ``pos`` is in: from the last line at or before ``pos`` that starts
+    or ends a document (`---`, `...`, then a space or the line's end; `dralint.inputs.load.DOC_MARKER`'s
+    matches, tests/test_stream.py checks the two agree) to the next one after it. Searched from ``pos``
+    both ways, each search stopping at what the one before found (a bundle of many documents has few
+    that name a staged kind). ``lo``: a document bound known to be at or before ``pos``."""
+    start, end = lo, len(raw)
+    for token in (b"\n---", b"\n..."):
+        at = raw.rfind(token, start, pos + 3)  # a marker line starting at or before pos
+        while at != -1 and raw[at + 4 : at + 5] not in _AFTER_MARKER:
+            at = raw.rfind(token, start, at + 3)
+        if at != -1:
+            start = at + 1
+        at = raw.find(token, pos, end + 3)  # a marker line starting after pos
+        while at != -1 and raw[at + 4 : at + 5] not in _AFTER_MARKER:
+            at = raw.find(token, at + 1, end + 3)
+        if at != -1:
+            end = at + 1
+    return start, end
 
 
 #: what may follow a marker on its line (``b""``: the end of the text)
