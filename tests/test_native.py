@@ -138,6 +138,36 @@ def test_real_files_read_the_same(root: Path) -> None:
     assert n > 10
 
 
+#: plain scalars starting with a character an implicit resolver is registered for, and with others
+_FIRST_CHARS = ("a: Yes\nb: n\nc: ~\nd: éa\ne: =\nf: <x\ng: .inf\nh: +1\ni: -x\nj: Off\nk: z1\nl: 0o7\n"
+                "m: Null\nT: t\n_: _\n'': ''\n")
+
+
+def test_plain_scalars_no_resolver_looks_at_are_strings(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the native loader takes a plain scalar for a string, asking nothing, when no implicit resolver is
+    # registered for its first character; with a resolver that looks at every text, it asks every time
+    assert NATIVE is not None, "DRALINT_REQUIRE_NATIVE is set but the native loader is not built"
+    first = load._resolver_first_chars()
+    assert first is not None and set(first) == {k for k in load._RESOLVER.yaml_implicit_resolvers if k}
+    _assert_same(_FIRST_CHARS.encode())
+    wildcard = {**load._RESOLVER.yaml_implicit_resolvers, None: []}
+    monkeypatch.setattr(load._RESOLVER, "yaml_implicit_resolvers", wildcard, raising=False)
+    assert load._resolver_first_chars() is None
+    load._load_native()  # set up again: no fast path
+    try:
+        _assert_same(_FIRST_CHARS.encode())
+        load._PLAIN_TAGS.clear()
+        _parse(_FIRST_CHARS.encode(), True)
+        # every plain scalar went through the resolver (and its memo): the memo knows each of them
+        assert {"z1", "_", "éa", "a", "k", "Yes"} <= set(load._PLAIN_TAGS)
+    finally:
+        monkeypatch.undo()
+        load._load_native()
+    load._PLAIN_TAGS.clear()
+    _parse(_FIRST_CHARS.encode(), True)
+    assert "Yes" in load._PLAIN_TAGS and not {"z1", "_", "éa", "a", "k"} & set(load._PLAIN_TAGS)  # asked nothing
+
+
 # YAML's punctuation, indentation and a few words: mostly broken text, some of it documents
 _PIECES = st.sampled_from(["a", "b", "1", "yes", "~", "null", "é", " ", "  ", "\n", "- ", ": ", ":", "-", "---", "...",
                            "[", "]", "{", "}", ",", "'", '"', "#", "&x ", "*x", "!!str ", "? ", "|", ">", "<<: ",

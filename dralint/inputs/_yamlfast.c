@@ -21,6 +21,11 @@
 /* set once by setup() */
 static PyObject *LMapType, *LSeqType, *ArrayType, *PlainTags, *PlainTagFn, *ScalarFn, *KeyFn, *TagStr;
 static PyObject *s_lc, *s_s, *s_e, *s_q;
+/* 1 for each ASCII byte an implicit resolver is registered for (set by setup()): a plain scalar
+ * that starts with any other byte resolves to a string without asking the memo or the resolver */
+static char Resolvable[128];
+/* 1 when a resolver may take any text (one registered without first characters): no fast path */
+static int AnyResolvable = 1;
 
 /* deeper than this the C stack is not used: the Python path (and its limit) takes over */
 #define HARD_DEPTH 1000
@@ -81,6 +86,13 @@ static PyObject *plain_tag(PyObject *value) {
     return PyObject_CallOneArg(PlainTagFn, value);
 }
 
+/* 1 when a plain scalar's text is a string whatever the resolver's memo holds: it starts with a
+ * byte no implicit resolver is registered for (every resolver has a first character) */
+static int plainly_str(yaml_event_t *e) {
+    unsigned char first = e->data.scalar.length ? e->data.scalar.value[0] : 0;
+    return !AnyResolvable && e->data.scalar.length && (first >= 128 || !Resolvable[first]);
+}
+
 /* 1 when the current scalar event is one this module reads: no anchor, no tag */
 static int simple_scalar(yaml_event_t *e) {
     return e->data.scalar.anchor == NULL && e->data.scalar.tag == NULL;
@@ -93,7 +105,7 @@ static PyObject *scalar_text(yaml_event_t *e) {
 /* the value of the current scalar event (a new reference); NULL with an exception */
 static PyObject *scalar_value(yaml_event_t *e) {
     PyObject *text = scalar_text(e);
-    if (text == NULL || !e->data.scalar.plain_implicit)
+    if (text == NULL || !e->data.scalar.plain_implicit || plainly_str(e))
         return text;  /* quoted and block scalars are strings */
     PyObject *tag = plain_tag(text);
     if (tag == NULL) {
@@ -114,7 +126,7 @@ static PyObject *scalar_value(yaml_event_t *e) {
 /* a key's text (a new reference), NULL with an exception, or NULL with ctx->bail (a merge key) */
 static PyObject *key_value(Ctx *c, yaml_event_t *e) {
     PyObject *text = scalar_text(e);
-    if (text == NULL || !e->data.scalar.plain_implicit) {
+    if (text == NULL || !e->data.scalar.plain_implicit || plainly_str(e)) {
         if (text != NULL)
             PyUnicode_InternInPlace(&text);
         return text;
@@ -352,11 +364,24 @@ done:
     return docs;
 }
 
-/* setup(lmap, lseq, array, plain_tags, plain_tag, scalar, key, tag_str) */
+/* setup(lmap, lseq, array, plain_tags, plain_tag, scalar, key, tag_str, first_chars): ``first_chars`` is
+ * None when a resolver may take a text whatever it starts with */
 static PyObject *setup(PyObject *self, PyObject *args) {
     PyObject *a[8];
-    if (!PyArg_ParseTuple(args, "OOOO!OOOU", &a[0], &a[1], &a[2], &PyDict_Type, &a[3], &a[4], &a[5], &a[6], &a[7]))
+    const char *first;
+    Py_ssize_t nfirst;
+    if (!PyArg_ParseTuple(args, "OOOO!OOOUz#", &a[0], &a[1], &a[2], &PyDict_Type, &a[3], &a[4], &a[5], &a[6], &a[7],
+                          &first, &nfirst))
         return NULL;
+    AnyResolvable = first == NULL;
+    memset(Resolvable, 0, sizeof Resolvable);
+    for (Py_ssize_t i = 0; first != NULL && i < nfirst; i++) {
+        if ((unsigned char)first[i] >= 128) {
+            PyErr_SetString(PyExc_ValueError, "first characters of implicit resolvers must be ASCII");
+            return NULL;
+        }
+        Resolvable[(unsigned char)first[i]] = 1;
+    }
     PyObject **slots[8] = {&LMapType, &LSeqType, &ArrayType, &PlainTags, &PlainTagFn, &ScalarFn, &KeyFn, &TagStr};
     for (int i = 0; i < 8; i++) {
         Py_INCREF(a[i]);
@@ -367,7 +392,7 @@ static PyObject *setup(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"compose", compose, METH_VARARGS, "compose(text, max_nesting, max_nodes): [(data, start, end, is_null)] or None"},
-    {"setup", setup, METH_VARARGS, "setup(lmap, lseq, array, plain_tags, plain_tag, scalar, key, tag_str)"},
+    {"setup", setup, METH_VARARGS, "setup(lmap, lseq, array, plain_tags, plain_tag, scalar, key, tag_str, first_chars)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -375,7 +400,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_yamlfast", NULL, -1
 
 /* what `setup` and `compose` take and give; `dralint.inputs.load` uses a module only of its own ABI
  * (an editable install keeps the module it built until it is installed again) */
-#define ABI 1
+#define ABI 2
 
 PyMODINIT_FUNC PyInit__yamlfast(void) {
     s_lc = PyUnicode_InternFromString("lc");

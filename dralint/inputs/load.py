@@ -946,7 +946,16 @@ def _load_bytes(path: str, raw: bytes, limits: Limits) -> SourceFile:
 # the native loader (`dralint/inputs/_yamlfast.c`), when the install built it: libyaml's events straight to
 # LMap/LSeq data for the documents the plain walk handles; None otherwise (and with DRALINT_NO_NATIVE)
 #: the `ABI` of `dralint/inputs/_yamlfast.c` this module is written for
-NATIVE_ABI = 1
+NATIVE_ABI = 2
+
+
+def _resolver_first_chars() -> str | None:
+    """The characters a plain scalar must start with for an implicit resolver to look at it (a text
+    starting with any other is a string); None when some resolver looks at every text."""
+    keys = _RESOLVER.yaml_implicit_resolvers
+    if None in keys or any(len(k) > 1 or not k.isascii() for k in keys if k is not None):
+        return None
+    return "".join(k for k in keys if k)
 
 
 def _load_native() -> tuple[Any, str]:
@@ -961,7 +970,7 @@ def _load_native() -> tuple[Any, str]:
         return None, f"not loaded ({e.msg.splitlines()[0] if e.msg else 'ImportError'})"
     if getattr(module, "ABI", None) != NATIVE_ABI:  # an editable install's module built from an older source
         return None, "out of date: install dralint again to rebuild it"
-    module.setup(LMap, LSeq, array, _PLAIN_TAGS, _plain_tag, _scalar_of, _key_of, _STR)
+    module.setup(LMap, LSeq, array, _PLAIN_TAGS, _plain_tag, _scalar_of, _key_of, _STR, _resolver_first_chars())
     return module, ""
 
 
