@@ -168,6 +168,17 @@ def test_plain_scalars_no_resolver_looks_at_are_strings(monkeypatch: pytest.Monk
     assert "Yes" in load._PLAIN_TAGS and not {"z1", "_", "éa", "a", "k"} & set(load._PLAIN_TAGS)  # asked nothing
 
 
+def test_setup_refuses_first_characters_it_cannot_look_up_and_keeps_what_it_had() -> None:
+    assert NATIVE is not None, "DRALINT_REQUIRE_NATIVE is set but the native loader is not built"
+    args = (load.LMap, load.LSeq, load.array, load._PLAIN_TAGS, load._plain_tag, load._scalar_of, load._key_of,
+            load._STR)
+    with pytest.raises(ValueError, match="ASCII"):
+        NATIVE.setup(*args, "zé")
+    load._PLAIN_TAGS.clear()
+    _parse(b"a: z1\nb: yes\n", True)
+    assert "z1" not in load._PLAIN_TAGS and "yes" in load._PLAIN_TAGS  # the shortcut as it was set up before
+
+
 # YAML's punctuation, indentation and a few words: mostly broken text, some of it documents
 _PIECES = st.sampled_from(["a", "b", "1", "yes", "~", "null", "é", " ", "  ", "\n", "- ", ": ", ":", "-", "---", "...",
                            "[", "]", "{", "}", ",", "'", '"', "#", "&x ", "*x", "!!str ", "? ", "|", ">", "<<: ",

@@ -373,15 +373,16 @@ static PyObject *setup(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOO!OOOUz#", &a[0], &a[1], &a[2], &PyDict_Type, &a[3], &a[4], &a[5], &a[6], &a[7],
                           &first, &nfirst))
         return NULL;
-    AnyResolvable = first == NULL;
-    memset(Resolvable, 0, sizeof Resolvable);
     for (Py_ssize_t i = 0; first != NULL && i < nfirst; i++) {
         if ((unsigned char)first[i] >= 128) {
             PyErr_SetString(PyExc_ValueError, "first characters of implicit resolvers must be ASCII");
             return NULL;
         }
-        Resolvable[(unsigned char)first[i]] = 1;
     }
+    AnyResolvable = first == NULL;
+    memset(Resolvable, 0, sizeof Resolvable);
+    for (Py_ssize_t i = 0; first != NULL && i < nfirst; i++)
+        Resolvable[(unsigned char)first[i]] = 1;
     PyObject **slots[8] = {&LMapType, &LSeqType, &ArrayType, &PlainTags, &PlainTagFn, &ScalarFn, &KeyFn, &TagStr};
     for (int i = 0; i < 8; i++) {
         Py_INCREF(a[i]);
