@@ -64,8 +64,25 @@ def test_the_native_loader_reads_plain_documents_and_leaves_the_rest_to_python()
     (data, start, end, null), = NATIVE.compose("a: 1\nb: [x, {c: yes}]\n", 200, 1_000_000)
     assert data == {"a": 1, "b": ["x", {"c": True}]} and (start, end, null) == (0, 22, False)
     assert list(data.lc) == [0, 1, 3, 4, 5, 6, 8, 21] and list(data["b"].lc) == [9, 10, 12, 20]
-    for text in ("a: &x 1\nb: *x\n", "a: !!str 1\n", "a: 1\na: 2\n", "<<: {a: 1}\n", "[a: [", "? [a]\n: b\n"):
+    for text in ("a: !!str 1\n", "a: 1\na: 2\n", "[a: [", "? [a]\n: b\n", "&k a: 1\n",
+                 "a: *x\n", "a: &x [*x]\n", "a: &x 1\nb: &x 2\n",  # undefined, recursive, defined twice
+                 "<<: {a: 1}\n", "a: &x 1\nb: {<<: *x}\n", "a: &x [1]\nb: {<<: [*x]}\n"):  # merges of other nodes
         assert NATIVE.compose(text, 200, 1_000_000) is None, text
+
+
+def test_aliases_share_their_anchor_s_data_and_merges_follow_the_explicit_keys() -> None:
+    assert NATIVE is not None, "DRALINT_REQUIRE_NATIVE is set but the native loader is not built"
+    text = "base: &b {x: 1, y: 2}\nmore: &m {z: 3}\nuse:\n  y: 9\n  <<: [*b, *m]\n  w: *b\n"
+    (data, _, _, _), = NATIVE.compose(text, 200, 1_000_000)
+    use = data["use"]
+    assert use == {"y": 9, "w": {"x": 1, "y": 2}, "x": 1, "z": 3} and use["w"] is data["base"]
+    # a merged key sits where its source has it; an alias's value where its anchor's node is
+    at = {k: text[use.lc[4 * j]:use.lc[4 * j + 1]] for j, k in enumerate(use)}
+    assert at == {"y": "y", "w": "w", "x": "x", "z": "z"} and use.lc[4 * 2] == text.index("x: 1")
+    assert list(use.lc[4:8])[2:] == [text.index("&b"), text.index("}") + 1]  # the node begins at its anchor
+    # aliases count as their expanded size: a document over the node limit is left to the full walk
+    bomb = "a: &a [1, 1, 1, 1]\nb: &b [*a, *a, *a, *a]\nc: [*b, *b, *b, *b]\n"
+    assert NATIVE.compose(bomb, 200, 1_000_000) is not None and NATIVE.compose(bomb, 200, 60) is None
 
 
 _CASES = [
@@ -77,6 +94,11 @@ _CASES = [
     "# only a comment\n",
     "1: a\ntrue: b\nnull: c\non: d\n3.5: e\n'q': f\n",  # keys that are not strings
     "a: &x 1\nb: *x\n", "base: &b {a: 1}\nuse:\n  <<: *b\n  c: 2\n",  # aliases and merges
+    "a: &x {k: v}\nb: *x\nc: {<<: *x, k: w}\n", "s: &s 'q'\nt: *s\n", "l: &l [1, 2]\nm: [*l, *l]\n",
+    "- &a {x: 1, y: 1}\n- <<: *a\n  y: 2\n- <<: [*a, *a]\n- {<<: [], z: 1}\n", "&r ~\n", "&r {a: 1}\n",
+    "a: &x 1\n---\nb: *x\n",  # an anchor holds within its document
+    "a: &a [1, 1, 1, 1, 1]\nb: [*a, *a, *a, *a, *a, *a]\n",  # expands beyond the limit below
+    "a: &a {b: &b {c: 1}}\nd: *b\ne: {<<: *b, f: *a}\n", "k: &v yes\nl: *v\n<<: {m: 1}\n",
     "a: !!str 1\nb: !custom x\n", "%YAML 1.1\n---\na: 1\n", "%TAG !e! tag:e.com,2000:\n---\na: !e!x 1\n",
     "a: 1\nb: 2\na: 3\n",  # a repeated key
     "é: ünïcödé\nkey: 'naïve – text'\nlist: [α, β]\n",  # positions count characters

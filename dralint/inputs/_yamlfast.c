@@ -3,11 +3,14 @@
  * `dralint.inputs.load` composes a file with PyYAML's C composer, which makes a Python node (and its
  * marks) for every key and value and asks Python for every scalar's tag, then walks the nodes into
  * LMap/LSeq data with character offsets. Most of that time is spent making objects that are thrown
- * away. This module reads libyaml's events and makes the LMap/LSeq data directly, for the documents
- * the plain walk (`_Walker._plain`) handles: no anchors or aliases, no explicit tags, no merge keys, no
- * repeated keys, no collection as a key, within the nesting and node limits. For anything else, and
- * for any syntax error, `compose` returns None and the caller parses the text the usual way, so the
- * results are those of the Python path by construction; tests compare the two on every corpus.
+ * away. This module reads libyaml's events and makes the LMap/LSeq data directly, as the walk
+ * (`_Walker`) does: an alias is its anchor's data itself (shared, not copied), a merge key (`<<`) naming
+ * mappings by alias adds their keys after the explicit ones. It leaves to the Python path explicit
+ * tags, repeated keys and anchors, a collection or an anchor as a key, an alias it cannot resolve
+ * (undefined, or recursive), other merge values, and anything near the nesting and node limits (it
+ * counts an alias as its whole expanded size). For those, and for any syntax error, `compose` returns
+ * None and the caller parses the text the usual way, so the results are those of the Python path by
+ * construction; tests compare the two on every corpus.
  *
  * Scalar tags and values come from the same Python functions the Python path uses (passed to
  * `setup`), so YAML 1.1 resolution lives in one place.
@@ -38,6 +41,7 @@ typedef struct {
     long long max_nodes;
     long long count;
     int bail;            /* 1: not for this module (or a syntax error): the caller parses in Python */
+    PyObject *anchors;   /* this document's anchors: name -> (data, start, end, expanded size) */
 } Ctx;
 
 typedef struct {
@@ -123,8 +127,8 @@ static PyObject *scalar_value(yaml_event_t *e) {
     return out;
 }
 
-/* a key's text (a new reference), NULL with an exception, or NULL with ctx->bail (a merge key) */
-static PyObject *key_value(Ctx *c, yaml_event_t *e) {
+/* a key's text (a new reference), None for a merge key (`<<`), NULL with an exception */
+static PyObject *key_value(yaml_event_t *e) {
     PyObject *text = scalar_text(e);
     if (text == NULL || !e->data.scalar.plain_implicit || plainly_str(e)) {
         if (text != NULL)
@@ -142,13 +146,7 @@ static PyObject *key_value(Ctx *c, yaml_event_t *e) {
         Py_INCREF(text);
         out = text;
     } else {
-        /* None: a merge key, which the full walk applies */
-        out = PyObject_CallFunctionObjArgs(KeyFn, tag, text, NULL);
-        if (out == Py_None) {
-            Py_DECREF(out);
-            out = NULL;
-            c->bail = 1;
-        }
+        out = PyObject_CallFunctionObjArgs(KeyFn, tag, text, NULL);  /* None: a merge key (`<<`) */
     }
     Py_DECREF(tag);
     Py_DECREF(text);
@@ -181,6 +179,110 @@ static int set_positions(PyObject *obj, Offsets *o, int64_t s, int64_t e) {
 
 static PyObject *node(Ctx *c, long depth, int64_t *start, int64_t *end);
 
+/* ``data`` (at start..end, ``size`` nodes when expanded) kept under the anchor ``name`` for the aliases
+ * after it; 0, or -1 with an exception or ctx->bail (an anchor defined twice: the composer's error) */
+static int remember(Ctx *c, const yaml_char_t *name, PyObject *data, int64_t start, int64_t end, long long size) {
+    PyObject *key = PyUnicode_FromString((const char *)name);
+    if (key == NULL)
+        return -1;
+    int r = PyDict_Contains(c->anchors, key);
+    if (r == 0) {
+        PyObject *t = Py_BuildValue("(OLLL)", data, (long long)start, (long long)end, size);
+        r = t == NULL ? -1 : PyDict_SetItem(c->anchors, key, t);
+        Py_XDECREF(t);
+    } else if (r == 1) {
+        c->bail = 1;
+        r = -1;
+    }
+    Py_DECREF(key);
+    return r;
+}
+
+/* what the current alias event names (a borrowed tuple, see `remember`); NULL with an exception or
+ * ctx->bail (an undefined anchor, or one whose node is still open: a recursive alias, which the full
+ * walk refuses) */
+static PyObject *recall(Ctx *c) {
+    PyObject *key = PyUnicode_FromString((const char *)c->event.data.alias.anchor);
+    if (key == NULL)
+        return NULL;
+    PyObject *t = PyDict_GetItemWithError(c->anchors, key);
+    Py_DECREF(key);
+    if (t == NULL && !PyErr_Occurred())
+        c->bail = 1;
+    return t;
+}
+
+/* the value of a merge key (`<<`), whose first event is current: an alias to a mapping, or a sequence
+ * of them, appended to ``sources``. Anything else (an inline mapping, an alias to another node) is left
+ * to the full walk: 0, or -1 with an exception or ctx->bail */
+static int merge_sources(Ctx *c, PyObject *sources) {
+    yaml_event_t *e = &c->event;
+    int many = e->type == YAML_SEQUENCE_START_EVENT;
+    if (many && (e->data.sequence_start.anchor != NULL || e->data.sequence_start.tag != NULL)) {
+        c->bail = 1;
+        return -1;
+    }
+    for (;;) {
+        if (many && next(c) < 0)
+            return -1;
+        if (many && e->type == YAML_SEQUENCE_END_EVENT)
+            return 0;
+        if (e->type != YAML_ALIAS_EVENT) {
+            c->bail = 1;
+            return -1;
+        }
+        PyObject *t = recall(c);
+        if (t == NULL)
+            return -1;
+        PyObject *data = PyTuple_GET_ITEM(t, 0);
+        if (Py_TYPE(data) != (PyTypeObject *)LMapType) {
+            c->bail = 1;
+            return -1;
+        }
+        c->count += PyLong_AsLongLong(PyTuple_GET_ITEM(t, 3));
+        if (PyList_Append(sources, data) < 0)
+            return -1;
+        if (!many)
+            return 0;
+    }
+}
+
+/* the keys of ``src`` that ``out`` lacks, with their positions, after ``out``'s own (explicit keys win,
+ * and the first source to have a key gives it); 0, or -1 with an exception or ctx->bail */
+static int merge_into(Ctx *c, PyObject *out, Offsets *lc, PyObject *src) {
+    PyObject *arr = PyObject_GetAttr(src, s_lc);
+    if (arr == NULL)
+        return -1;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arr, &view, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(arr);
+        return -1;
+    }
+    const int64_t *pos = (const int64_t *)view.buf;
+    Py_ssize_t npos = view.len / (Py_ssize_t)sizeof(int64_t), i = 0, j = 0;
+    PyObject *k, *v;
+    int r = 0;
+    while (r == 0 && PyDict_Next(src, &i, &k, &v)) {
+        if (4 * j + 3 >= npos) {
+            c->bail = 1;  /* not positions this module made */
+            r = -1;
+            break;
+        }
+        r = PyDict_Contains(out, k);
+        if (r == 0) {
+            r = PyDict_SetItem(out, k, v);
+            for (int q = 0; r == 0 && q < 4; q++)
+                r = off_push(lc, pos[4 * j + q]);
+        } else if (r == 1) {
+            r = 0;
+        }
+        j++;
+    }
+    PyBuffer_Release(&view);
+    Py_DECREF(arr);
+    return r;
+}
+
 /* the collection whose start event is current; its end event is current on return */
 static PyObject *collection(Ctx *c, long depth, int mapping) {
     if (depth > c->max_nesting || depth > HARD_DEPTH) {
@@ -188,15 +290,27 @@ static PyObject *collection(Ctx *c, long depth, int mapping) {
         return NULL;
     }
     yaml_event_t *e = &c->event;
-    if (mapping ? (e->data.mapping_start.anchor != NULL || e->data.mapping_start.tag != NULL)
-                : (e->data.sequence_start.anchor != NULL || e->data.sequence_start.tag != NULL)) {
+    if (mapping ? e->data.mapping_start.tag != NULL : e->data.sequence_start.tag != NULL) {
         c->bail = 1;
         return NULL;
     }
-    int64_t s = (int64_t)e->start_mark.index;
-    PyObject *out = PyObject_CallNoArgs(mapping ? LMapType : LSeqType);
-    if (out == NULL)
+    /* the anchor's name, copied: the start event is gone once the next one is read */
+    const yaml_char_t *a = mapping ? e->data.mapping_start.anchor : e->data.sequence_start.anchor;
+    char *anchor = NULL;
+    if (a != NULL && (anchor = PyMem_Malloc(strlen((const char *)a) + 1)) == NULL) {
+        PyErr_NoMemory();
         return NULL;
+    }
+    if (anchor != NULL)
+        strcpy(anchor, (const char *)a);
+    long long count0 = c->count;
+    int64_t s = (int64_t)e->start_mark.index;
+    PyObject *merges = NULL;  /* the mappings merge keys name, in order */
+    PyObject *out = PyObject_CallNoArgs(mapping ? LMapType : LSeqType);
+    if (out == NULL) {
+        PyMem_Free(anchor);
+        return NULL;
+    }
     Offsets lc = {NULL, 0, 0};
     yaml_event_type_t end_type = mapping ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT;
     for (;;) {
@@ -214,12 +328,18 @@ static PyObject *collection(Ctx *c, long depth, int mapping) {
             }
             ks = (int64_t)e->start_mark.index;
             ke = (int64_t)e->end_mark.index;
-            key = key_value(c, e);
+            key = key_value(e);
             if (key == NULL)
                 goto fail;
             if (next(c) < 0) {
                 Py_DECREF(key);
                 goto fail;
+            }
+            if (key == Py_None) {  /* a merge key: its mappings join after the explicit keys */
+                Py_DECREF(key);
+                if ((merges == NULL && (merges = PyList_New(0)) == NULL) || merge_sources(c, merges) < 0)
+                    goto fail;
+                continue;
             }
         }
         PyObject *value = node(c, depth + 1, &vs, &ve);
@@ -247,15 +367,27 @@ static PyObject *collection(Ctx *c, long depth, int mapping) {
             off_push(&lc, ve) < 0)
             goto fail;
     }
+    int64_t end = (int64_t)e->end_mark.index;
+    for (Py_ssize_t i = 0; merges != NULL && i < PyList_GET_SIZE(merges); i++) {
+        if (merge_into(c, out, &lc, PyList_GET_ITEM(merges, i)) < 0)
+            goto fail;
+    }
+    /* the count is at least the expanded size the full walk limits: over the limit, it decides */
     if (c->count > c->max_nodes) {
         c->bail = 1;
         goto fail;
     }
-    if (set_positions(out, &lc, s, (int64_t)e->end_mark.index) < 0)
+    if (set_positions(out, &lc, s, end) < 0)
         goto fail;
+    if (anchor != NULL && remember(c, (const yaml_char_t *)anchor, out, s, end, c->count - count0 + 1) < 0)
+        goto fail;
+    PyMem_Free(anchor);
+    Py_XDECREF(merges);
     PyMem_Free(lc.v);
     return out;
 fail:
+    PyMem_Free(anchor);
+    Py_XDECREF(merges);
     PyMem_Free(lc.v);
     Py_DECREF(out);
     return NULL;
@@ -266,13 +398,30 @@ static PyObject *node(Ctx *c, long depth, int64_t *start, int64_t *end) {
     yaml_event_t *e = &c->event;
     *start = (int64_t)e->start_mark.index;
     switch (e->type) {
-    case YAML_SCALAR_EVENT:
-        if (!simple_scalar(e)) {
+    case YAML_SCALAR_EVENT: {
+        if (e->data.scalar.tag != NULL) {
             c->bail = 1;
             return NULL;
         }
         *end = (int64_t)e->end_mark.index;
-        return scalar_value(e);
+        PyObject *value = scalar_value(e);
+        if (value != NULL && e->data.scalar.anchor != NULL &&
+            remember(c, e->data.scalar.anchor, value, *start, *end, 1) < 0)
+            Py_CLEAR(value);
+        return value;
+    }
+    case YAML_ALIAS_EVENT: {
+        /* the anchored node itself, where it is written (as the composer gives it) */
+        PyObject *t = recall(c);
+        if (t == NULL)
+            return NULL;
+        *start = PyLong_AsLongLong(PyTuple_GET_ITEM(t, 1));
+        *end = PyLong_AsLongLong(PyTuple_GET_ITEM(t, 2));
+        c->count += PyLong_AsLongLong(PyTuple_GET_ITEM(t, 3));
+        PyObject *data = PyTuple_GET_ITEM(t, 0);
+        Py_INCREF(data);
+        return data;
+    }
     case YAML_SEQUENCE_START_EVENT:
     case YAML_MAPPING_START_EVENT: {
         PyObject *out = collection(c, depth, e->type == YAML_MAPPING_START_EVENT);
@@ -280,7 +429,7 @@ static PyObject *node(Ctx *c, long depth, int64_t *start, int64_t *end) {
             *end = (int64_t)e->end_mark.index;
         return out;
     }
-    default:  /* an alias */
+    default:
         c->bail = 1;
         return NULL;
     }
@@ -308,10 +457,11 @@ static PyObject *compose(PyObject *self, PyObject *args) {
     Ctx c;
     memset(&c, 0, sizeof c);
     c.max_nesting = max_nesting;
-    if (!yaml_parser_initialize(&c.parser)) {
+    if ((c.anchors = PyDict_New()) == NULL || !yaml_parser_initialize(&c.parser)) {
+        Py_XDECREF(c.anchors);
         Py_DECREF(utf8);
         Py_DECREF(docs);
-        return PyErr_NoMemory();
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     }
     yaml_parser_set_input_string(&c.parser, (const unsigned char *)PyBytes_AS_STRING(utf8),
                                  (size_t)PyBytes_GET_SIZE(utf8));
@@ -329,9 +479,10 @@ static PyObject *compose(PyObject *self, PyObject *args) {
             goto done;
         }
         c.count = 1;
+        PyDict_Clear(c.anchors);  /* anchors hold within their document */
         c.max_nodes = max_nodes;
         int64_t s, e;
-        int null_root = c.event.type == YAML_SCALAR_EVENT && simple_scalar(&c.event) &&
+        int null_root = c.event.type == YAML_SCALAR_EVENT && c.event.data.scalar.tag == NULL &&
                         c.event.data.scalar.plain_implicit;
         PyObject *data = node(&c, 0, &s, &e);
         if (data == NULL)
@@ -354,6 +505,7 @@ done:
     if (c.have)
         yaml_event_delete(&c.event);
     yaml_parser_delete(&c.parser);
+    Py_DECREF(c.anchors);
     Py_DECREF(utf8);
     if (!ok) {
         Py_DECREF(docs);

@@ -944,7 +944,7 @@ def _load_bytes(path: str, raw: bytes, limits: Limits) -> SourceFile:
 
 
 # the native loader (`dralint/inputs/_yamlfast.c`), when the install built it: libyaml's events straight to
-# LMap/LSeq data for the documents the plain walk handles; None otherwise (and with DRALINT_NO_NATIVE)
+# LMap/LSeq data for most documents (see its opening comment); None otherwise (and with DRALINT_NO_NATIVE)
 #: the `ABI` of `dralint/inputs/_yamlfast.c` this module is written for
 NATIVE_ABI = 2
 
