@@ -71,6 +71,9 @@ CASES: dict[str, tuple[bytes, list[tuple[str, int]] | None]] = {
             for i in range(8)),
         None,
     ),
+    # a thousand keys merged 400,000 times: refused before the copies (they took about 19 s before)
+    "merge-many-aliases.yaml": (b"a: &a {" + b", ".join(b"k%d: 1" % i for i in range(1000)) + b"}\n"
+                                + b"b: {<<: [" + b", ".join([b"*a"] * 400_000) + b"]}\n", [("DRA005", 2)]),
     "recursive-alias-seq.yaml": (b"a: &a [1, *a]\n", [("DRA005", 1)]),
     "recursive-alias-map.yaml": (b"apiVersion: v1\nkind: ConfigMap\nmetadata: &m {name: x, self: *m}\n",
                                  [("DRA005", 3)]),

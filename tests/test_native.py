@@ -98,6 +98,7 @@ _CASES = [
     "- &a {x: 1, y: 1}\n- <<: *a\n  y: 2\n- <<: [*a, *a]\n- {<<: [], z: 1}\n", "&r ~\n", "&r {a: 1}\n",
     "a: &x 1\n---\nb: *x\n",  # an anchor holds within its document
     "a: &a [1, 1, 1, 1, 1]\nb: [*a, *a, *a, *a, *a, *a]\n",  # expands beyond the limit below
+    "a: &a {x: 1, y: 2}\nb: {z: 0, <<: [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]}\n",  # so do its merges
     "a: &a {b: &b {c: 1}}\nd: *b\ne: {<<: *b, f: *a}\n", "k: &v yes\nl: *v\n<<: {m: 1}\n",
     "a: !!str 1\nb: !custom x\n", "%YAML 1.1\n---\na: 1\n", "%TAG !e! tag:e.com,2000:\n---\na: !e!x 1\n",
     "a: 1\nb: 2\na: 3\n",  # a repeated key

@@ -325,3 +325,26 @@ def test_standard_input_over_the_size_limit_is_refused_whole(tmp_path: Path, com
     within = run(pod, 4096)  # room for what fix and migrate add too
     assert within.returncode in (0, 1), within.stderr
     assert within.stdout  # a report, or the input fixed or migrated
+
+
+def test_merging_many_aliases_of_a_large_mapping_stops_at_the_expansion_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `<<: [*a, *a, ...]` copies a's keys once per alias: without a check before each copy, a text of a few
+    # megabytes costs minutes (the number of aliases times the number of keys) before the size is judged
+    from dralint.inputs import load
+
+    calls = 0
+    walk = load._Walker.walk
+
+    def counting(self: load._Walker, n: object, depth: int) -> object:
+        nonlocal calls
+        calls += 1
+        return walk(self, n, depth)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(load._Walker, "walk", counting)
+    monkeypatch.setattr(load, "NATIVE", None)  # the Python path; the native one bails to it on the same count
+    text = ("a: &a {" + ", ".join(f"k{i}: {i}" for i in range(100)) + "}\n"
+            "b: {<<: [" + ", ".join(["*a"] * 10_000) + "]}\n")
+    sf = load.load_bytes("m.yaml", text.encode(), load.Limits(max_expanded_nodes=5_000))
+    assert [(p.code, p.span.line) for p in sf.problems] == [("DRA005", 2)]
+    assert "expands to more than 5,000 nodes" in sf.problems[0].message
+    assert calls < 100  # about 50 aliases merged before the refusal, not 10,000

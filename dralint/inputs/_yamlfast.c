@@ -240,6 +240,10 @@ static int merge_sources(Ctx *c, PyObject *sources) {
             return -1;
         }
         c->count += PyLong_AsLongLong(PyTuple_GET_ITEM(t, 3));
+        if (c->count > c->max_nodes) {
+            c->bail = 1;  /* before any key is copied: many aliases to a large mapping copy it many times */
+            return -1;
+        }
         if (PyList_Append(sources, data) < 0)
             return -1;
         if (!many)

@@ -432,7 +432,7 @@ class _Walker:
                     size += sz
                 positions = self._put(out, lc, positions, k, v, kn, vn)
             for mn in merges:
-                size += self._merge(out, lc, mn, depth)
+                size = self._merge(out, lc, mn, depth, size, n.start_mark.index)
         else:
             out = LSeq()
             if memo is not None:
@@ -453,20 +453,27 @@ class _Walker:
         if memo is not None:
             self.sizes[i] = size
         if size > self.limits.max_expanded_nodes:
-            raise _LimitExceeded(
-                f"document expands to more than {self.limits.max_expanded_nodes:,} nodes through aliases",
-                n.start_mark.index,
-            )
+            raise self._expands_too_far(n.start_mark.index)
         return out, size
 
-    def _merge(self, out: LMap, lc: list[int], mn: yaml.Node, depth: int) -> int:
+    def _expands_too_far(self, at: int) -> _LimitExceeded:
+        return _LimitExceeded(
+            f"document expands to more than {self.limits.max_expanded_nodes:,} nodes through aliases", at
+        )
+
+    def _merge(self, out: LMap, lc: list[int], mn: yaml.Node, depth: int, size: int, at: int) -> int:
+        """Merge the mappings of a merge key's value ``mn`` into ``out`` (a mapping of ``size`` nodes so
+        far, at offset ``at``); returns the size with them."""
         sources = mn.value if mn.__class__ is _SequenceNode else [mn]
-        size = 0
         for src in sources:
             if src.__class__ is not _MappingNode:
                 continue
             data, s = self.walk(src, depth + 1)
             size += s
+            if size > self.limits.max_expanded_nodes:
+                # refused before copying, as the mapping would be once complete: a long list of aliases to
+                # a large mapping would otherwise copy its keys once per alias (text-sized times node-sized)
+                raise self._expands_too_far(at)
             keys = list(data)
             for j, k in enumerate(keys):
                 if k not in out:  # explicit keys win over merged ones
