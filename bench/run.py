@@ -192,6 +192,15 @@ def fmt_s(x: float) -> str:
     return f"{x:.2f}" if x < 100 else f"{x:.0f}"
 
 
+def print_reference(rows: list[Row], check1: Row) -> None:
+    """Print ``check -j1`` against the floor the performance issue quotes its ratios to (the baseline's
+    script), when it ran; the targets use the stricter floor of bench/floor.py."""
+    reference = next((r for r in rows if r.name.startswith("reference floor") and r.samples), None)
+    if reference is not None:
+        print(f"\ncheck -j1 against the reference floor: {check1.median('cpu') / reference.median('cpu'):.2f}x CPU "
+              "(the targets use the stricter floor of bench/floor.py)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, help="corpus directory (generated there when missing)")
@@ -368,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
                              check1.median("wall") < peer.median("wall")))
     same = [findings_of(s) for r in (rows[3], rows[4], warm_check_row) for s in r.samples]
     identical = all(x is not None and x == same[0] for x in same)
+    print_reference(rows, check1)
     print(f"\nfindings: {len(same[0] or [])} per check run; identical across -j1/-j{jn}/warm cache and reps: "
           f"{'yes' if identical else 'NO'}")
     print("targets: " + "; ".join(f"{n} {t}: {'met' if ok else 'MISSED'}" for n, t, ok in verdicts))
