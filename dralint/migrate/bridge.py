@@ -107,17 +107,16 @@ def _bridge(result: Result, config: Config, opts: MigrateOptions, targets: Seque
         if refused:  # never read (a diff would show it) nor written: the DeviceClasses are not added
             notes.append(f"{refused}; the DeviceClasses were not added")
             return reports, files, notes
-        why, old = _existing(path)
+        why, existing = _existing(path)
         if why:  # appending would lose or garble what the file holds: nothing is added
             notes.append(f"--bridge-file {path}: {why}; the DeviceClasses were not added")
             return reports, files, notes
         have_names = set()
-        if old:
-            for d in load_bytes(str(path), old).documents:
-                name = k8s.get(d.data, "metadata", "name")
-                if isinstance(name, str):
-                    have_names.add(name)
-        text = old.decode("utf-8")
+        for d in existing.documents if existing is not None else ():
+            name = k8s.get(d.data, "metadata", "name")
+            if isinstance(name, str):
+                have_names.add(name)
+        text = existing.raw.decode("utf-8") if existing is not None else ""
         nl = "\r\n" if "\r\n" in text else "\n"  # the file's own line ending for what is appended
         for name, body in new_classes.items():
             if name in have_names:
@@ -129,22 +128,22 @@ def _bridge(result: Result, config: Config, opts: MigrateOptions, targets: Seque
     return reports, files, notes
 
 
-def _existing(path: Path) -> tuple[str, bytes]:
-    """(why the bridge file cannot take more documents, or "", its bytes). Read no further than the
-    loader would; refused when it is not UTF-8 YAML (a decode with replacements would rewrite bytes
-    the user wrote) or not a regular file."""
+def _existing(path: Path) -> tuple[str, SourceFile | None]:
+    """(why the bridge file cannot take more documents, or "", the file as parsed: None when there is
+    none). Read no further than the loader would; refused when it is not UTF-8 YAML (a decode with
+    replacements would rewrite bytes the user wrote) or not a regular file."""
     if not path.exists():
-        return "", b""
+        return "", None
     if not path.is_file():
-        return "not a regular file", b""
+        return "not a regular file", None
     try:
         old = read_side_file(path)
         old.decode("utf-8")
     except OSError as e:
-        return f"cannot read it ({e.strerror or e})", b""
+        return f"cannot read it ({e.strerror or e})", None
     except UnicodeDecodeError:
-        return "not UTF-8 text", b""
-    problems = load_bytes(str(path), old).problems
-    if problems:
-        return f"cannot be read as YAML ({problems[0].message})", b""
-    return "", old
+        return "not UTF-8 text", None
+    sf = load_bytes(str(path), old)
+    if sf.problems:
+        return f"cannot be read as YAML ({sf.problems[0].message})", None
+    return "", sf
