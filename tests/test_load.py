@@ -52,6 +52,19 @@ def test_bom_and_crlf_are_remembered_and_positions_exclude_the_bom() -> None:
     assert (span.line, span.column) == (2, 1)
 
 
+@pytest.mark.parametrize(("raw", "newline"), [
+    (b"a: 1\r\nb: 2\n", "\r\n"),  # the first line's ending decides
+    (b"a: 1\nb: 2\r\n", "\n"),
+    (b"a: 1\rb: 2\r\n", "\r\n"),  # the first LF follows a CR; the lone CR before it decides nothing
+    (b"\r\na: 1\n", "\r\n"),
+    (b"\na: 1\r\n", "\n"),
+    (b"a: 1", "\n"),
+    (b"a: '\r'\n", "\n"),
+])
+def test_newline_style_is_the_first_line_ending(raw: bytes, newline: str) -> None:
+    assert load_bytes("x.yaml", raw).newline == newline
+
+
 def test_json_and_kind_list() -> None:
     text = b'{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Pod"}]}'
     sf = load_bytes("dump.json", text)

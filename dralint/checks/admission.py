@@ -123,30 +123,54 @@ def _with_data(obj: K8sObject, data: dict[str, Any]) -> K8sObject:
 
 
 def _fill(data: Any, kind: str, version: str, minor: str | None) -> Any:
-    """``data`` with every default that applies set, copying on write: ``data`` itself when none does."""
+    """``data`` with every default that applies set, copying on write: ``data`` itself when none does.
+
+    Each (default, place) matches on the root as the defaults before left it, so a matched node is
+    the current one: a write copies only the containers above the node it writes to, and a node
+    met on two paths (an alias) is copied on each."""
     root = data
     copied: set[int] | None = None  # ids of the containers copied so far; None until the first write
     for d, places in _plan(kind, version, minor):
+        field, value, when, requires = d.field, d.value, d.when, d.requires
+        value_type = type(value)
         for base, pattern in places:
-            for path, _ in match_paths(k8s.get(root, *base) if base else root, pattern, base):
-                node = k8s.get(root, *path)  # as set by the defaults before (a copy once one was written)
-                if not isinstance(node, dict) or not _unset(node.get(d.field)):
+            for path, node in match_paths(k8s.get(root, *base) if base else root, pattern, base):
+                if not isinstance(node, dict):
+                    continue
+                current = node.get(field)
+                if not _unset(current):
                     continue
                 # a wrongly typed value is a decoding error (DRA101), never replaced by a default
-                if d.field in node and not isinstance(node[d.field], type(d.value)) and node[d.field] is not None:
+                if current is not None and not isinstance(current, value_type):
                     continue
-                if all(node.get(k) == v for k, v in d.when) and not any(_unset(node.get(k)) for k in d.requires):
-                    if copied is None:
-                        root = _shallow(root)
-                        copied = {id(root)}
-                    _writable(root, path, copied)[d.field] = d.value
+                if not _applies(node, when, requires):
+                    continue
+                if copied is None:
+                    root = _shallow(root)
+                    copied = {id(root)}
+                _writable(root, path, copied)[field] = value
     return root
+
+
+def _applies(node: dict[str, Any], when: tuple[tuple[str, Any], ...], requires: tuple[str, ...]) -> bool:
+    """Whether a default's conditions hold on ``node`` (plain loops: this runs for every candidate node)."""
+    for k, v in when:
+        if node.get(k) != v:
+            return False
+    return not requires or all(not _unset(node.get(k)) for k in requires)
 
 
 def _shallow(v: Any) -> Any:
     """A new mapping or sequence with the same items (positioned ones keep their positions)."""
     t = v.__class__
-    return _positioned(v, t(v)) if t is LMap or t is LSeq else t(v)
+    if t is LMap or t is LSeq:
+        out = t(v)
+        try:
+            out.lc, out.s, out.e = v.lc, v.s, v.e
+        except AttributeError:  # a node made by a rule may lack some
+            _positioned(v, out)
+        return out
+    return t(v)
 
 
 def _writable(root: Any, path: JsonPath, copied: set[int]) -> Any:

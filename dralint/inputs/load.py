@@ -548,9 +548,10 @@ def _decode(sf: SourceFile) -> bool:
                                        Span(line, col, line, col + 1)))
         return False
     sf.text = text
-    crlf = text.find("\r\n")
+    # the first line's ending decides (searching the whole text for a CRLF that is not there read
+    # every file of a repository of LF files to its end)
     lf = text.find("\n")
-    sf.newline = "\r\n" if crlf != -1 and crlf + 1 == lf else "\n"
+    sf.newline = "\r\n" if lf > 0 and text[lf - 1] == "\r" else "\n"
     return True
 
 
