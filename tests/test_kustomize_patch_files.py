@@ -122,3 +122,30 @@ def test_the_corpus_overlay_patches_are_not_reported_as_incomplete() -> None:
     got = _dra101(vllm, ".", "--no-cache", "--isolated")
     assert not any("patch-nodeselector" in p for p, _, _ in got), got
     assert "containers" not in patches[0].read_text()  # what the base adds
+
+
+def test_patched_by_names_the_kustomization_and_keeps_no_half_answer(tmp_path: Path) -> None:
+    """A streamed run asks before its index is whole: the sealed index raises, and the question comes
+    again later. Only a whole answer may be kept, or the patch would stay unknown for the run."""
+    from dralint.engine.runner import NeedsIndex
+    from dralint.inputs.index import Index
+    from dralint.inputs.kustomize_patches import patched_by
+    from dralint.inputs.load import load_bytes
+
+    _repo(tmp_path, KUSTOMIZATIONS["plain"], NODE_PATCH)
+    where = str(tmp_path / "overlay" / "kustomization.yaml")
+    index = Index()
+    index.add_file(load_bytes(where, (tmp_path / "overlay" / "kustomization.yaml").read_bytes()), target=False)
+
+    class Sealed:
+        def values_of_files(self, names: Any) -> Any:
+            raise NeedsIndex("@values")
+
+        def of_kind(self, *kinds: str) -> Any:
+            raise NeedsIndex(kinds[0])
+
+    cache: dict[str, Any] = {}
+    with pytest.raises(NeedsIndex):
+        patched_by(Sealed(), cache, str(tmp_path / "overlay" / "patch.yaml"))  # type: ignore[arg-type]
+    assert patched_by(index, cache, str(tmp_path / "overlay" / "patch.yaml")) == where
+    assert patched_by(index, cache, str(tmp_path / "overlay" / "stray.yaml")) is None

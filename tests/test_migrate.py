@@ -598,3 +598,25 @@ def test_the_bridge_file_keeps_what_it_holds(tmp_path: Path, existing: str) -> N
     why = {"not-utf8": "not UTF-8 text", "broken-yaml": "cannot be read as YAML",
            "directory": "not a regular file"}[existing]
     assert any(why in n and "were not added" in n for n in rep.notes), rep.notes
+
+
+@pytest.mark.parametrize("listed", [True, False])
+def test_a_patch_a_kustomization_lists_is_skipped_even_with_an_image(tmp_path: Path, listed: bool,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # a strategic merge patch that sets the image as well: the guess from a missing image cannot see it
+    work = tmp_path / "k"
+    shutil.copytree(REPO / "tests" / "fixtures" / "kustomize-patches", work)
+    patch = work / "staging" / "mig.yaml"
+    text = patch.read_text().replace("        - name: train\n", "        - name: train\n          image: trainer:2\n")
+    patch.write_text(text)
+    if not listed:
+        (work / "staging" / "kustomization.yaml").unlink()
+    report = _migrate_json(work, capsys)
+    [w] = [w for w in report["workloads"] if w["path"].endswith("mig.yaml")]
+    if listed:
+        assert w["status"] == "skipped"
+        assert w["reason"].startswith("the file is a patch (`kustomization.yaml` lists it)"), w["reason"]
+        assert patch.read_text() == text
+    else:
+        assert w["status"] == "migrated"
+        assert "ResourceClaimTemplate" in patch.read_text()

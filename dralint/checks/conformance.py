@@ -18,7 +18,6 @@ DRA104 likewise skips the ``exactly``/``firstAvailable`` union check for request
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
@@ -27,7 +26,7 @@ from typing import Any
 from dralint.checks import admission
 from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
-from dralint.inputs.index import CLAIMS, DRA, POD, K8sObject, ValuesDoc, base_name
+from dralint.inputs.index import CLAIMS, DRA, POD, K8sObject
 from dralint.knowledge import k8s, lifecycle, schema, workloads
 from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
@@ -197,24 +196,9 @@ def _kustomize_patch(obj: K8sObject, ctx: Context) -> bool:
     """Whether ``obj``'s file is one a kustomization of the run applies as a patch. Asked only of an
     object with a missing field, since it needs every kustomization of the run: a streamed run
     checks such an object once the whole index is there."""
-    patches: frozenset[str] | None = ctx.cache.get("kustomize-patches")
-    if patches is None:
-        from dralint.inputs.kustomize_patches import patch_files
-        from dralint.inputs.render_spec import KUSTOMIZATION_NAMES
+    from dralint.inputs.kustomize_patches import patched_by
 
-        found: set[str] = set()
-        # a kustomization with apiVersion and kind is an object; without them, a values document
-        units: list[K8sObject | ValuesDoc] = [*ctx.index.values_of_files(KUSTOMIZATION_NAMES),
-                                              *ctx.index.of_kind("Kustomization", "Component")]
-        for u in units:
-            path = u.file.path
-            if base_name(path) not in KUSTOMIZATION_NAMES:
-                continue  # the name first: the data of a document from a summary is decoded when read
-            data = u.data
-            if isinstance(data, dict):
-                found |= patch_files(data, os.path.dirname(os.path.abspath(path)))
-        patches = ctx.cache["kustomize-patches"] = frozenset(found)
-    return os.path.abspath(obj.file.path) in patches  # absolute: a target may be named unlike its context
+    return patched_by(ctx.index, ctx.cache, obj.file.path) is not None
 
 
 def _pod_template_errors(obj: K8sObject, ctx: Context, minor: str) -> list[schema.SchemaError]:

@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from dralint.inputs.index import Index, K8sObject, ValuesDoc, base_name
 from dralint.inputs.load import Document, LMap, SourceFile, load_bytes, read_side_file, side_yaml
 from dralint.inputs.locate import offsets
 from dralint.inputs.render_spec import KUSTOMIZATION_NAMES
@@ -186,6 +187,28 @@ def patch_files(fields: Mapping[Any, Any], directory: str) -> set[str]:
             if isinstance(path, str) and path.strip():
                 out.add(os.path.normpath(os.path.join(directory, path)))
     return out
+
+
+def patched_by(index: Index, cache: dict[str, Any], path: str) -> str | None:
+    """The display path of a kustomization of ``index`` that applies the file at ``path`` as a patch,
+    or None. Every kustomization of the index is read on the first question (a streamed run asks
+    once its whole index is there) and the answers are kept in ``cache``."""
+    patches: dict[str, str] | None = cache.get("kustomize-patches")
+    if patches is None:
+        patches = {}  # kept once whole: a sealed index raises `NeedsIndex` on the way, to be asked again
+        # a kustomization with apiVersion and kind is an object; without them, a values document
+        units: list[K8sObject | ValuesDoc] = [*index.values_of_files(KUSTOMIZATION_NAMES),
+                                              *index.of_kind("Kustomization", "Component")]
+        for u in units:
+            where = u.file.path
+            if base_name(where) not in KUSTOMIZATION_NAMES:
+                continue  # the name first: the data of a document from a summary is decoded when read
+            data = u.data
+            if isinstance(data, dict):
+                for patch in sorted(patch_files(data, os.path.dirname(os.path.abspath(where)))):
+                    patches.setdefault(patch, where)
+        cache["kustomize-patches"] = patches
+    return patches.get(os.path.abspath(path))  # absolute: a target may be named unlike its context
 
 
 # --------------------------------------------------------------------------------------------------

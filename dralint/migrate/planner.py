@@ -37,6 +37,7 @@ already in the file are not this run's to judge; ``dralint check`` reports them)
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from collections.abc import Hashable
@@ -51,7 +52,8 @@ from dralint.engine.runner import Result
 from dralint.fix.json_splice import is_json_list
 from dralint.fix.splice import PlannedFix
 from dralint.inputs import dra
-from dralint.inputs.index import K8sObject
+from dralint.inputs.index import K8sObject, base_name
+from dralint.inputs.kustomize_patches import patched_by
 from dralint.inputs.load import SourceFile
 from dralint.inputs.locate import locate, offsets
 from dralint.knowledge import drivers, gke, k8s, lifecycle, schema, workloads
@@ -301,6 +303,12 @@ class _Planner:
         if obj.doc.source:
             return (f"Helm-rendered from `{obj.doc.source}`: change the chart template (rendered output is never "
                     "rewritten)")
+        kustomization = patched_by(self.result.index, self.ctx.cache, obj.file.path)
+        if kustomization is not None:
+            if os.path.dirname(kustomization) == os.path.dirname(obj.file.path):
+                kustomization = base_name(kustomization)  # the one beside it: its name says enough
+            return (f"the file is a patch (`{kustomization}` lists it): migrate the base manifest instead; kustomize "
+                    "would read a ResourceClaimTemplate added here as one more patch, with nothing to apply it to")
         if not workload_name(obj):
             return "the object has neither `metadata.name` nor `generateName` to derive a template name from"
         if not self.opts.keep_extended_resources:
