@@ -106,17 +106,25 @@ def _suggest(value: str, options: list[str]) -> str:
     return f"; did you mean `{close}`?" if close else ""
 
 
-def _flat_fields() -> list[str]:
-    return [str(f) for f in lifecycle.shapes().get("flat_request_fields") or ()]
+# the shapes' data, read once: these run for every request of every claim
+
+@cache
+def _flat_fields() -> tuple[str, ...]:
+    return tuple(str(f) for f in lifecycle.shapes().get("flat_request_fields") or ())
 
 
-def _claim_spec_fields() -> list[str]:
-    return [str(f) for f in lifecycle.shapes().get("claim_spec_fields") or ()]
+@cache
+def _claim_spec_fields() -> tuple[str, ...]:
+    return tuple(str(f) for f in lifecycle.shapes().get("claim_spec_fields") or ())
 
 
 def _request_shape(version: str) -> str | None:
-    v = (lifecycle.shapes().get("request") or {}).get(version)
-    return str(v) if v else None
+    return _request_shapes().get(version)
+
+
+@cache
+def _request_shapes() -> dict[str, str]:
+    return {str(k): str(v) for k, v in (lifecycle.shapes().get("request") or {}).items() if v}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -582,8 +590,11 @@ def _check_alternative(alt: dict[str, Any], path: JsonPath, lc: Lifecycle) -> It
                             (*path, "count"), on="value")
     elif mode in (None, "", "ExactCount") and count is not None and count <= 0:
         yield Violation(f"`count` must be greater than zero, got {count}", (*path, "count"), on="value")
-    yield from _check_selectors(alt.get("selectors"), (*path, "selectors"), lc)
-    yield from _check_tolerations(alt.get("tolerations"), (*path, "tolerations"), lc)
+    sels, tols = alt.get("selectors"), alt.get("tolerations")
+    if sels is not None:  # most alternatives have neither: no generator for them
+        yield from _check_selectors(sels, (*path, "selectors"), lc)
+    if tols is not None:
+        yield from _check_tolerations(tols, (*path, "tolerations"), lc)
 
 
 def _request_checks(obj: K8sObject, base: JsonPath, spec: dict[str, Any], lc: Lifecycle) -> Iterator[Violation]:
@@ -721,6 +732,10 @@ def _ref_list_checks(items: Any, path: JsonPath, what: str, lc: Lifecycle) -> It
             seen.add(ref)
 
 
+#: the API server's measure of opaque parameters (compact JSON); one encoder, not one per config entry
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
 def _config_checks(items: Any, path: JsonPath, lc: Lifecycle) -> Iterator[Violation]:
     if not isinstance(items, list):
         return
@@ -747,7 +762,7 @@ def _config_checks(items: Any, path: JsonPath, lc: Lifecycle) -> Iterator[Violat
         if "parameters" in opaque and params is None:
             yield Violation("`parameters` must be a JSON object, not null", (*cp, "opaque", "parameters"), on="value")
         elif isinstance(params, dict):
-            size = len(json.dumps(params, separators=(",", ":"), default=str))
+            size = len(_COMPACT_JSON(params))
             if size > max_bytes:
                 yield Violation(f"`parameters` is {size:,} bytes as JSON; the API server accepts at most "
                                 f"{max_bytes:,} on create", (*cp, "opaque", "parameters"))

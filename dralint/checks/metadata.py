@@ -273,10 +273,14 @@ def _plainly_valid(obj: K8sObject, meta: dict[str, Any]) -> bool:
     labels = meta.get("labels")
     if labels is None:
         return True
+    if not isinstance(labels, dict):
+        return False
     good = _GOOD_LABELS
-    # only pairs of strings are in the set (a list as a value is not even hashable)
-    return isinstance(labels, dict) and all(
-        k.__class__ is str and v.__class__ is str and (k, v) in good for k, v in labels.items())
+    for k, v in labels.items():  # noqa: SIM110 (a loop, not a generator: this runs for every object)
+        # only pairs of strings are in the set (a list as a value is not even hashable)
+        if k.__class__ is not str or v.__class__ is not str or (k, v) not in good:
+            return False
+    return True
 
 
 #: namespaces found valid this run: a repository has few (bounded as `_GOOD_LABELS`)
