@@ -8,6 +8,7 @@ there).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,6 +201,65 @@ def test_setup_refuses_first_characters_it_cannot_look_up_and_keeps_what_it_had(
     load._PLAIN_TAGS.clear()
     _parse(b"a: z1\nb: yes\n", True)
     assert "z1" not in load._PLAIN_TAGS and "yes" in load._PLAIN_TAGS  # the shortcut as it was set up before
+
+
+def _cache_slot(text: str) -> int:
+    """The slot of the native module's cache of short texts that ``text`` takes (`text_of`)."""
+    h = 2166136261
+    for b in text.encode():
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return (h ^ (h >> 12)) & 0xFFF
+
+
+def _colliding(n: int) -> list[str]:
+    """``n`` different short texts that take the same cache slot."""
+    by_slot: dict[int, list[str]] = {}
+    for i in range(100_000):
+        word = f"k{i}"
+        same = by_slot.setdefault(_cache_slot(word), [])
+        same.append(word)
+        if len(same) == n:
+            return same
+    raise AssertionError("no collision found")
+
+
+def test_short_texts_met_before_are_reused_only_when_they_are_the_same() -> None:
+    # texts that share a slot of the cache replace each other there; each reads as itself, as a key
+    # and as a value, over and over, and keys are interned as the Python path interns them
+    assert NATIVE is not None, "DRALINT_REQUIRE_NATIVE is set but the native loader is not built"
+    a, b, c = _colliding(3)
+    long = "x" * 49  # longer than the cache takes
+    text = "".join(f"{k}: {v}\n" for k, v in [(a, b), (b, a), (c, a), (long, c), ("é" + a, a + "é"), (a + "2", long)])
+    for _ in range(3):
+        (data, _, _, _), = NATIVE.compose(text, 200, 1_000_000)
+        assert data == {a: b, b: a, c: a, long: c, "é" + a: a + "é", a + "2": long}
+        assert all(k is sys.intern(k) for k in data)
+        _assert_same(text.encode())
+
+
+def test_positions_are_set_through_setattr_for_other_attribute_kinds() -> None:
+    # setup takes the slots' places from LMap's and LSeq's member descriptors; types whose `lc`, `s`
+    # and `e` are something else (here: plain instance attributes) get them through setattr
+    assert NATIVE is not None, "DRALINT_REQUIRE_NATIVE is set but the native loader is not built"
+
+    class Map(dict):  # type: ignore[type-arg]
+        pass
+
+    class Seq(list):  # type: ignore[type-arg]
+        pass
+
+    rest = (load.array, load._PLAIN_TAGS, load._plain_tag, load._scalar_of, load._key_of, load._STR,
+            load._resolver_first_chars())
+    NATIVE.setup(Map, Seq, *rest)
+    try:
+        (data, _, _, _), = NATIVE.compose("a: [1, b]\n", 200, 1_000_000)
+        assert type(data) is Map and type(data["a"]) is Seq
+        assert (data.s, data.e, list(data.lc)) == (0, 10, [0, 1, 3, 9])
+        assert (data["a"].s, data["a"].e, list(data["a"].lc)) == (3, 9, [4, 5, 7, 8])
+    finally:
+        load._load_native()
+    (data, _, _, _), = NATIVE.compose("a: [1, b]\n", 200, 1_000_000)
+    assert type(data) is load.LMap and (data.s, data.e, list(data.lc)) == (0, 10, [0, 1, 3, 9])
 
 
 # YAML's punctuation, indentation and a few words: mostly broken text, some of it documents

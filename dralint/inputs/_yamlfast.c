@@ -13,13 +13,20 @@
  * construction; tests compare the two on every corpus.
  *
  * Scalar tags and values come from the same Python functions the Python path uses (passed to
- * `setup`), so YAML 1.1 resolution lives in one place.
+ * `setup`), so YAML 1.1 resolution lives in one place. Short ASCII texts met before are taken from a
+ * small cache (`text_of`), and positions are written straight into LMap's and LSeq's slots: the
+ * decoding, interning and attribute lookups they replace were a sixth of a large repository's load.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
 #include <yaml.h>
+#ifndef Py_T_OBJECT_EX
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#define Py_READONLY READONLY
+#endif
 
 /* set once by setup() */
 static PyObject *LMapType, *LSeqType, *ArrayType, *PlainTags, *PlainTagFn, *ScalarFn, *KeyFn, *TagStr;
@@ -29,6 +36,20 @@ static PyObject *s_lc, *s_s, *s_e, *s_q;
 static char Resolvable[128];
 /* 1 when a resolver may take any text (one registered without first characters): no fast path */
 static int AnyResolvable = 1;
+
+/* where LMap's and LSeq's `lc`, `s` and `e` slots sit in their objects ([0]: LMap, [1]: LSeq), found
+ * by setup() from their member descriptors; -1 when a slot is not a plain object slot, and then the
+ * attribute is set the usual way */
+static Py_ssize_t SlotOffset[2][3] = {{-1, -1, -1}, {-1, -1, -1}};
+
+/* Short ASCII texts met before: the same keys (`name`, `image`, `resources`) and many of the same
+ * values come back in every document, and taking the string made the first time saves decoding it,
+ * interning it (keys) and hashing it again (its hash is kept). Direct-mapped and bounded: a slot holds
+ * the last text that hashed to it, compared byte for byte before it is used. [0]: keys (interned),
+ * [1]: values. */
+#define TEXT_CACHE_BITS 12
+#define TEXT_CACHE_MAX 48
+static PyObject *TextCache[2][1 << TEXT_CACHE_BITS];
 
 /* deeper than this the C stack is not used: the Python path (and its limit) takes over */
 #define HARD_DEPTH 1000
@@ -102,13 +123,43 @@ static int simple_scalar(yaml_event_t *e) {
     return e->data.scalar.anchor == NULL && e->data.scalar.tag == NULL;
 }
 
-static PyObject *scalar_text(yaml_event_t *e) {
-    return PyUnicode_DecodeUTF8((const char *)e->data.scalar.value, (Py_ssize_t)e->data.scalar.length, "strict");
+/* a scalar's text (a new reference): from the cache for a short ASCII text, else decoded; a key's
+ * text (``key``) is interned */
+static PyObject *text_of(yaml_event_t *e, int key) {
+    const unsigned char *v = e->data.scalar.value;
+    size_t n = e->data.scalar.length;
+    PyObject **slot = NULL;
+    if (n > 0 && n <= TEXT_CACHE_MAX) {
+        uint32_t h = 2166136261u;  /* FNV-1a */
+        unsigned char any = 0;
+        for (size_t i = 0; i < n; i++) {
+            h = (h ^ v[i]) * 16777619u;
+            any |= v[i];
+        }
+        if (any < 128) {  /* ASCII: the cached string's data is these bytes */
+            slot = &TextCache[key][(h ^ (h >> TEXT_CACHE_BITS)) & ((1u << TEXT_CACHE_BITS) - 1)];
+            PyObject *hit = *slot;
+            if (hit != NULL && (size_t)PyUnicode_GET_LENGTH(hit) == n && memcmp(PyUnicode_DATA(hit), v, n) == 0) {
+                Py_INCREF(hit);
+                return hit;
+            }
+        }
+    }
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)v, (Py_ssize_t)n, "strict");
+    if (text == NULL)
+        return NULL;
+    if (key)
+        PyUnicode_InternInPlace(&text);
+    if (slot != NULL) {
+        Py_INCREF(text);
+        Py_XSETREF(*slot, text);
+    }
+    return text;
 }
 
 /* the value of the current scalar event (a new reference); NULL with an exception */
 static PyObject *scalar_value(yaml_event_t *e) {
-    PyObject *text = scalar_text(e);
+    PyObject *text = text_of(e, 0);
     if (text == NULL || !e->data.scalar.plain_implicit || plainly_str(e))
         return text;  /* quoted and block scalars are strings */
     PyObject *tag = plain_tag(text);
@@ -129,12 +180,9 @@ static PyObject *scalar_value(yaml_event_t *e) {
 
 /* a key's text (a new reference), None for a merge key (`<<`), NULL with an exception */
 static PyObject *key_value(yaml_event_t *e) {
-    PyObject *text = scalar_text(e);
-    if (text == NULL || !e->data.scalar.plain_implicit || plainly_str(e)) {
-        if (text != NULL)
-            PyUnicode_InternInPlace(&text);
+    PyObject *text = text_of(e, 1);  /* interned */
+    if (text == NULL || !e->data.scalar.plain_implicit || plainly_str(e))
         return text;
-    }
     PyObject *tag = plain_tag(text);
     if (tag == NULL) {
         Py_DECREF(text);
@@ -142,7 +190,6 @@ static PyObject *key_value(yaml_event_t *e) {
     }
     PyObject *out;
     if (PyUnicode_Compare(tag, TagStr) == 0) {
-        PyUnicode_InternInPlace(&text);
         Py_INCREF(text);
         out = text;
     } else {
@@ -153,28 +200,30 @@ static PyObject *key_value(yaml_event_t *e) {
     return out;
 }
 
-static int set_positions(PyObject *obj, Offsets *o, int64_t s, int64_t e) {
+/* set attribute ``i`` (0: lc, 1: s, 2: e) of ``obj``, an LMap (``seq`` 0) or LSeq (1), to ``v`` (stolen) */
+static int set_slot(PyObject *obj, int seq, int i, PyObject *v) {
+    if (v == NULL)
+        return -1;
+    Py_ssize_t off = SlotOffset[seq][i];
+    if (off < 0) {
+        static PyObject **names[3] = {&s_lc, &s_s, &s_e};
+        int r = PyObject_SetAttr(obj, *names[i], v);
+        Py_DECREF(v);
+        return r;
+    }
+    Py_XSETREF(*(PyObject **)((char *)obj + off), v);
+    return 0;
+}
+
+static int set_positions(PyObject *obj, int seq, Offsets *o, int64_t s, int64_t e) {
     PyObject *raw = PyBytes_FromStringAndSize((const char *)o->v, (Py_ssize_t)(o->n * sizeof(int64_t)));
     if (raw == NULL)
         return -1;
     PyObject *arr = PyObject_CallFunctionObjArgs(ArrayType, s_q, raw, NULL);
     Py_DECREF(raw);
-    if (arr == NULL)
+    if (set_slot(obj, seq, 0, arr) < 0 || set_slot(obj, seq, 1, PyLong_FromLongLong(s)) < 0)
         return -1;
-    int r = PyObject_SetAttr(obj, s_lc, arr);
-    Py_DECREF(arr);
-    if (r < 0)
-        return -1;
-    PyObject *ps = PyLong_FromLongLong(s), *pe = PyLong_FromLongLong(e);
-    if (ps == NULL || pe == NULL) {
-        Py_XDECREF(ps);
-        Py_XDECREF(pe);
-        return -1;
-    }
-    r = PyObject_SetAttr(obj, s_s, ps) < 0 || PyObject_SetAttr(obj, s_e, pe) < 0 ? -1 : 0;
-    Py_DECREF(ps);
-    Py_DECREF(pe);
-    return r;
+    return set_slot(obj, seq, 2, PyLong_FromLongLong(e));
 }
 
 static PyObject *node(Ctx *c, long depth, int64_t *start, int64_t *end);
@@ -381,7 +430,7 @@ static PyObject *collection(Ctx *c, long depth, int mapping) {
         c->bail = 1;
         goto fail;
     }
-    if (set_positions(out, &lc, s, end) < 0)
+    if (set_positions(out, !mapping, &lc, s, end) < 0)
         goto fail;
     if (anchor != NULL && remember(c, (const yaml_char_t *)anchor, out, s, end, c->count - count0 + 1) < 0)
         goto fail;
@@ -450,12 +499,22 @@ static PyObject *compose(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "setup() was not called");
         return NULL;
     }
-    PyObject *utf8 = PyUnicode_AsUTF8String(text);
-    if (utf8 == NULL)
-        return NULL;
+    /* an ASCII text is its own UTF-8: read in place (most manifests); any other is encoded */
+    PyObject *utf8 = NULL;
+    const char *buf;
+    Py_ssize_t len;
+    if (PyUnicode_IS_COMPACT_ASCII(text)) {
+        buf = (const char *)PyUnicode_DATA(text);
+        len = PyUnicode_GET_LENGTH(text);
+    } else {
+        if ((utf8 = PyUnicode_AsUTF8String(text)) == NULL)
+            return NULL;
+        buf = PyBytes_AS_STRING(utf8);
+        len = PyBytes_GET_SIZE(utf8);
+    }
     PyObject *docs = PyList_New(0);
     if (docs == NULL) {
-        Py_DECREF(utf8);
+        Py_XDECREF(utf8);
         return NULL;
     }
     Ctx c;
@@ -463,12 +522,11 @@ static PyObject *compose(PyObject *self, PyObject *args) {
     c.max_nesting = max_nesting;
     if ((c.anchors = PyDict_New()) == NULL || !yaml_parser_initialize(&c.parser)) {
         Py_XDECREF(c.anchors);
-        Py_DECREF(utf8);
+        Py_XDECREF(utf8);
         Py_DECREF(docs);
         return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     }
-    yaml_parser_set_input_string(&c.parser, (const unsigned char *)PyBytes_AS_STRING(utf8),
-                                 (size_t)PyBytes_GET_SIZE(utf8));
+    yaml_parser_set_input_string(&c.parser, (const unsigned char *)buf, (size_t)len);
     yaml_parser_set_encoding(&c.parser, YAML_UTF8_ENCODING);
     int ok = 0;
     if (next(&c) < 0 || c.event.type != YAML_STREAM_START_EVENT)
@@ -510,7 +568,7 @@ done:
         yaml_event_delete(&c.event);
     yaml_parser_delete(&c.parser);
     Py_DECREF(c.anchors);
-    Py_DECREF(utf8);
+    Py_XDECREF(utf8);
     if (!ok) {
         Py_DECREF(docs);
         if (PyErr_Occurred())
@@ -518,6 +576,32 @@ done:
         Py_RETURN_NONE;  /* c.bail: the Python path parses this text */
     }
     return docs;
+}
+
+/* the offsets of ``type``'s `lc`, `s` and `e` slots into ``out`` (-1 for one that is not a writable
+ * object slot of the type: it is then set through setattr) */
+static int slot_offsets(PyObject *type, Py_ssize_t out[3]) {
+    static const char *names[3] = {"lc", "s", "e"};
+    for (int i = 0; i < 3; i++) {
+        out[i] = -1;
+        if (!PyType_Check(type))
+            continue;
+        PyObject *d = PyObject_GetAttrString(type, names[i]);
+        if (d == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                return -1;
+            PyErr_Clear();
+            continue;
+        }
+        if (Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+            PyType_IsSubtype((PyTypeObject *)type, PyDescr_TYPE(d))) {
+            PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+            if (m->type == Py_T_OBJECT_EX && !(m->flags & Py_READONLY))
+                out[i] = m->offset;
+        }
+        Py_DECREF(d);
+    }
+    return 0;
 }
 
 /* setup(lmap, lseq, array, plain_tags, plain_tag, scalar, key, tag_str, first_chars): ``first_chars`` is
@@ -535,6 +619,10 @@ static PyObject *setup(PyObject *self, PyObject *args) {
             return NULL;
         }
     }
+    Py_ssize_t offsets[2][3];
+    if (slot_offsets(a[0], offsets[0]) < 0 || slot_offsets(a[1], offsets[1]) < 0)
+        return NULL;
+    memcpy(SlotOffset, offsets, sizeof SlotOffset);
     AnyResolvable = first == NULL;
     memset(Resolvable, 0, sizeof Resolvable);
     for (Py_ssize_t i = 0; first != NULL && i < nfirst; i++)
