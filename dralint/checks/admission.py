@@ -26,7 +26,7 @@ from dralint.inputs.index import K8sObject
 from dralint.inputs.load import LMap, LSeq
 from dralint.knowledge import k8s
 from dralint.knowledge.catalog import load_data
-from dralint.knowledge.lifecycle import GROUP, expand, for_profile, match_paths, minor_key
+from dralint.knowledge.lifecycle import GROUP, expand, match_paths, minor_key
 from dralint.model import MEMO_KEY_CHARS, JsonPath
 
 
@@ -214,7 +214,7 @@ def admitted(obj: K8sObject, ctx: Context) -> K8sObject:
     base = defaulted(obj, ctx)
     hit = base if base is not obj else None
     if obj.group == GROUP:
-        lc = for_profile(ctx.profile)
+        lc = ctx.lifecycle()
         # only plain drops: a drop that leaves the object invalid ("dropped-then-rejected") is
         # reported by DRA501 together with the rejection it causes
         uses = [u for u in lc.gated_uses(obj.kind, base.data, []) if u.control.when_off == "dropped"]

@@ -28,7 +28,7 @@ from dralint.checks.registry import Context, rule
 from dralint.inputs import dra
 from dralint.inputs.index import CLAIMS, DRA, POD, K8sObject
 from dralint.knowledge import k8s, lifecycle, schema, workloads
-from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle, for_profile
+from dralint.knowledge.lifecycle import CLAIM_SPEC_BASE, GROUP, Lifecycle
 from dralint.model import Applicability, Edit, Fix, JsonPath, Violation
 from dralint.suggest import closest
 
@@ -95,10 +95,7 @@ def _int(v: Any) -> int | None:
 
 
 def _lc(ctx: Context) -> Lifecycle:
-    hit = ctx.cache.get("conformance:lifecycle")
-    if hit is None:  # one profile per run: look it up once
-        hit = ctx.cache["conformance:lifecycle"] = for_profile(ctx.profile)
-    return hit
+    return ctx.lifecycle()
 
 
 def _suggest(value: str, options: list[str]) -> str:

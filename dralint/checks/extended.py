@@ -24,7 +24,6 @@ from dralint.checks.wiring import known_classes
 from dralint.inputs.index import K8sObject
 from dralint.knowledge import k8s
 from dralint.knowledge.classes import explain_missing, unknown_driver_of
-from dralint.knowledge.lifecycle import for_profile
 from dralint.model import Severity, Violation
 
 #: the resource-name prefix the API defines for "a device of this class" (KEP-5004); not per release
@@ -36,7 +35,7 @@ GATE = "DRAExtendedResource"
 def implicit_extended_resource(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     if not obj.pod_specs:
         return
-    life = for_profile(ctx.profile)
+    life = ctx.lifecycle()
     gate = life.gate(GATE)
     for ps in obj.pod_specs:
         for c in k8s.containers(ps):

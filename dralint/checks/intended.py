@@ -25,7 +25,7 @@ from dralint.checks.registry import Context
 from dralint.inputs import intended
 from dralint.inputs.index import K8sObject
 from dralint.knowledge import lifecycle
-from dralint.knowledge.lifecycle import GROUP, for_profile
+from dralint.knowledge.lifecycle import GROUP
 from dralint.model import Violation
 
 #: the kinds of the DRA group whose view may differ from the written object: for any other object
@@ -51,7 +51,7 @@ def _converted(view: intended.View, ctx: Context) -> intended.View | None:
     """The conversion DRA102 offers, for a version the target does not know at all (one it knows,
     served or not, the rules read as written: every rule handles the flat request shape)."""
     obj = view.obj
-    lc = for_profile(ctx.profile)
+    lc = ctx.lifecycle()
     kind = obj.kind or ""
     if not lc.known or lc.knows(obj.version, kind) or obj.version in (lifecycle.classic().get("versions") or {}):
         return None  # classic DRA (v1alpha2) has no mechanical conversion: DRA102 says to rewrite it

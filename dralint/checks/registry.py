@@ -19,6 +19,7 @@ from dralint.model import Violation
 if TYPE_CHECKING:
     from dralint.inputs.index import Index, K8sObject, ValuesDoc
     from dralint.inputs.load import SourceFile
+    from dralint.knowledge.lifecycle import Lifecycle
     from dralint.knowledge.profile import ClusterProfile
 
 Scope = Literal["object", "file", "values"]
@@ -41,6 +42,15 @@ class Context:
     #: per-run memo shared by all checks (compiled CEL programs, validators, lookups); never keyed by
     #: a unit's ``id()`` (units are freed as a run streams): per-unit results go in ``unit.memo``
     cache: dict[Any, Any] = field(default_factory=dict)
+
+    def lifecycle(self) -> Lifecycle:
+        """The versions, gates and shapes of the run's profile (one profile per run: looked up once)."""
+        hit: Lifecycle | None = self.cache.get("lifecycle")
+        if hit is None:
+            from dralint.knowledge.lifecycle import for_profile
+
+            hit = self.cache["lifecycle"] = for_profile(self.profile)
+        return hit
 
 
 CheckFn = Callable[..., Iterator[Violation]]
