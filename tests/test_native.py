@@ -262,6 +262,23 @@ def test_positions_are_set_through_setattr_for_other_attribute_kinds() -> None:
     assert type(data) is load.LMap and (data.s, data.e, list(data.lc)) == (0, 10, [0, 1, 3, 9])
 
 
+_FIND_TEXT = st.text(alphabet=st.sampled_from("{}#ab é☃\n"), max_size=30)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_FIND_TEXT, _FIND_TEXT.filter(lambda n: len(n) < 4), st.integers(-3, 33), st.booleans())
+def test_find_is_the_text_s_own_find(text: str, needle: str, start: int, as_bytes: bool) -> None:
+    # byte-wide texts and ASCII needles are searched in C (two-byte needles by their first byte);
+    # every other case is the text's own method: the answers are the same either way
+    assert NATIVE is not None, "DRALINT_REQUIRE_NATIVE is set but the native loader is not built"
+    if as_bytes:
+        hay, token = text.encode(), needle.encode()
+        assert NATIVE.find(hay, token, start) == hay.find(token, start)
+    else:
+        assert NATIVE.find(text, needle, start) == text.find(needle, start)
+    assert load.text_find(text, needle) == text.find(needle)
+
+
 # YAML's punctuation, indentation and a few words: mostly broken text, some of it documents
 _PIECES = st.sampled_from(["a", "b", "1", "yes", "~", "null", "é", " ", "  ", "\n", "- ", ": ", ":", "-", "---", "...",
                            "[", "]", "{", "}", ",", "'", '"', "#", "&x ", "*x", "!!str ", "? ", "|", ">", "<<: ",

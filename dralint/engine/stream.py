@@ -30,7 +30,7 @@ from dralint.engine.results import Outcome
 from dralint.engine.runner import FileWork, InternalError, _Runner, limits_for
 from dralint.engine.summary import Blob, FileSummary, summarize
 from dralint.inputs.index import Index, K8sObject, ValuesDoc, file_units
-from dralint.inputs.load import Document, Limits, SourceFile, line_starts_of, load_bytes, plain_text
+from dralint.inputs.load import Document, Limits, SourceFile, line_starts_of, load_bytes, plain_text, text_find
 
 #: Kinds that other objects' rules ask about, in the order a streamed run completes them: files that
 #: may hold a kind of the first stage are parsed first, then those of the second, then the rest. At
@@ -89,11 +89,11 @@ def staged_positions(raw: bytes) -> list[int]:
     """Where a staged kind's name starts in ``raw``, in order (each position once)."""
     out: set[int] = set()
     for word, names in _SCANS:
-        at = raw.find(word)
+        at = text_find(raw, word)
         while at != -1:
             if not names or any(raw.startswith(n, at) for n in names):
                 out.add(at)
-            at = raw.find(word, at + 1)
+            at = text_find(raw, word, at + 1)
     return sorted(out)
 
 #: what the stream must find of a file's objects of the staged kinds, in file order: identity,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from dralint.inputs.load import SourceFile
+from dralint.inputs.load import SourceFile, text_find
 from dralint.model import Finding, Span
 
 ANNOTATION = "dralint.io/ignore"
@@ -85,7 +85,7 @@ def split_reason(text: str) -> tuple[str, str | None]:
 
 
 def parse_directives(sf: SourceFile) -> list[Directive]:
-    if "dralint:" not in sf.text:
+    if text_find(sf.text, "dralint:") == -1:
         return []
     out: list[Directive] = []
     starts = sf.line_starts()

@@ -18,6 +18,7 @@
  * decoding, interning and attribute lookups they replace were a sixth of a large repository's load.
  */
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE /* memmem */
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
@@ -578,6 +579,68 @@ done:
     return docs;
 }
 
+/* where ``needle`` (n bytes, n > 0) first starts in ``hay`` (hn bytes), or NULL */
+static const char *search(const char *hay, size_t hn, const char *needle, size_t n) {
+    if (n == 2) {
+        const char *end = hay + hn;
+        while (hay + 1 < end) {
+            const char *p = memchr(hay, needle[0], (size_t)(end - hay) - 1);
+            if (p == NULL)
+                return NULL;
+            if (p[1] == needle[1])
+                return p;
+            hay = p + 1;
+        }
+        return NULL;
+    }
+#if defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)
+    return memmem(hay, hn, needle, n);
+#else
+    const char *end = hay + hn;
+    while (hn >= n) {
+        const char *p = memchr(hay, needle[0], hn - n + 1);
+        if (p == NULL)
+            return NULL;
+        if (memcmp(p, needle, n) == 0)
+            return p;
+        hay = p + 1;
+        hn = (size_t)(end - hay);
+    }
+    return NULL;
+#endif
+}
+
+/* find(text, needle, start=0) -> int: ``text.find(needle, start)`` for a text of one byte per
+ * character (bytes, an ASCII or Latin-1 str) and a non-empty needle of ASCII bytes or characters,
+ * searched with the C library; any other text or needle asks ``text.find`` itself. Whole-file searches
+ * for short tokens (`{{`, `# Source:`, a kind's name) run on every file of a repository. */
+static PyObject *find(PyObject *self, PyObject *args) {
+    PyObject *text, *needle;
+    Py_ssize_t start = 0;
+    if (!PyArg_ParseTuple(args, "OO|n", &text, &needle, &start))
+        return NULL;
+    const char *hay = NULL, *pat = NULL;
+    Py_ssize_t hn = 0, n = 0;
+    if (PyBytes_CheckExact(text) && PyBytes_CheckExact(needle)) {
+        hay = PyBytes_AS_STRING(text);
+        hn = PyBytes_GET_SIZE(text);
+        pat = PyBytes_AS_STRING(needle);
+        n = PyBytes_GET_SIZE(needle);
+    } else if (PyUnicode_CheckExact(text) && PyUnicode_CheckExact(needle) &&
+               PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND && PyUnicode_IS_COMPACT_ASCII(needle)) {
+        hay = (const char *)PyUnicode_DATA(text);
+        hn = PyUnicode_GET_LENGTH(text);
+        pat = (const char *)PyUnicode_DATA(needle);
+        n = PyUnicode_GET_LENGTH(needle);
+    }
+    if (hay == NULL || n == 0 || start < 0)
+        return PyObject_CallMethod(text, "find", "On", needle, start);
+    if (start > hn - n)
+        return PyLong_FromLong(-1);
+    const char *at = search(hay + start, (size_t)(hn - start), pat, (size_t)n);
+    return PyLong_FromSsize_t(at == NULL ? -1 : at - hay);
+}
+
 /* the offsets of ``type``'s `lc`, `s` and `e` slots into ``out`` (-1 for one that is not a writable
  * object slot of the type: it is then set through setattr) */
 static int slot_offsets(PyObject *type, Py_ssize_t out[3]) {
@@ -637,6 +700,7 @@ static PyObject *setup(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"compose", compose, METH_VARARGS, "compose(text, max_nesting, max_nodes): [(data, start, end, is_null)] or None"},
+    {"find", find, METH_VARARGS, "find(text, needle, start=0): text.find(needle, start), in C for byte-wide text"},
     {"setup", setup, METH_VARARGS, "setup(lmap, lseq, array, plain_tags, plain_tag, scalar, key, tag_str, first_chars)"},
     {NULL, NULL, 0, NULL},
 };
@@ -645,7 +709,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_yamlfast", NULL, -1
 
 /* what `setup` and `compose` take and give; `dralint.inputs.load` uses a module only of its own ABI
  * (an editable install keeps the module it built until it is installed again) */
-#define ABI 2
+#define ABI 3
 
 PyMODINIT_FUNC PyInit__yamlfast(void) {
     s_lc = PyUnicode_InternFromString("lc");

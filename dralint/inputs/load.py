@@ -799,7 +799,7 @@ def _shift(data: Any, base: int, seen: set[int]) -> None:
 
 
 def _assign_sources(sf: SourceFile) -> None:
-    if _SOURCE_TEXT not in sf.text:
+    if text_find(sf.text, _SOURCE_TEXT) == -1:
         return
     sources = _sources(sf.text)
     # both lists are in file order: one merge pass (a rendered chart can hold hundreds of documents)
@@ -826,14 +826,14 @@ def line_starts_of(text: AnyStr, token: AnyStr) -> Iterator[int]:
     line-anchored regular expression is tried at every offset of the text. A token met inside a line
     skips the rest of that line."""
     nl = "\n" if isinstance(text, str) else b"\n"
-    at = text.find(token)
+    at = text_find(text, token)
     while at != -1:
         if at == 0 or text[at - 1 : at] == nl:
             yield at
-            at = text.find(token, at + 1)
+            at = text_find(text, token, at + 1)
         else:
             eol = text.find(nl, at)
-            at = -1 if eol == -1 else text.find(token, eol + 1)
+            at = -1 if eol == -1 else text_find(text, token, eol + 1)
 
 
 def _json_fallback(sf: SourceFile) -> bool:
@@ -909,7 +909,7 @@ def _load_bytes(path: str, raw: bytes, limits: Limits) -> SourceFile:
             "DRA005", f"input refused: more than {limits.max_file_tokens:,} lines and list items in one file",
             Span(1, 1, 1, 1)))
         return sf
-    if "{{" in text:
+    if text_find(text, "{{") != -1:
         try:
             nodes = [n for n in yaml.compose_all(text, Loader=_Loader) if n is not None]
             block_lines: set[int] | None = _block_scalar_lines(sf, nodes)
@@ -954,7 +954,7 @@ def _load_bytes(path: str, raw: bytes, limits: Limits) -> SourceFile:
 # the native loader (`dralint/inputs/_yamlfast.c`), when the install built it: libyaml's events straight to
 # LMap/LSeq data for most documents (see its opening comment); None otherwise (and with DRALINT_NO_NATIVE)
 #: the `ABI` of `dralint/inputs/_yamlfast.c` this module is written for
-NATIVE_ABI = 2
+NATIVE_ABI = 3
 
 
 def _resolver_first_chars() -> str | None:
@@ -983,3 +983,10 @@ def _load_native() -> tuple[Any, str]:
 
 
 NATIVE, NATIVE_MISSING = _load_native()
+
+
+def text_find(text: AnyStr, token: AnyStr, start: int = 0) -> int:
+    """``text.find(token, start)``, searched by the C library when the native module is built: the
+    whole-file searches for short tokens (`{{`, `# Source:`, a kind's name) run on every file."""
+    found: int = NATIVE.find(text, token, start) if NATIVE is not None else text.find(token, start)
+    return found
