@@ -206,7 +206,8 @@ static int set_slot(PyObject *obj, int seq, int i, PyObject *v) {
     if (v == NULL)
         return -1;
     Py_ssize_t off = SlotOffset[seq][i];
-    if (off < 0) {
+    /* the offsets hold for an object of exactly the type they were read from */
+    if (off < 0 || Py_TYPE(obj) != (PyTypeObject *)(seq ? LSeqType : LMapType)) {
         static PyObject **names[3] = {&s_lc, &s_s, &s_e};
         int r = PyObject_SetAttr(obj, *names[i], v);
         Py_DECREF(v);
