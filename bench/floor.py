@@ -22,6 +22,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -133,19 +134,23 @@ def build_located(node: yaml.Node, seen: dict[int, Any]) -> Any:
     return s
 
 
+def _roots(raw: bytes, loader: Any) -> Iterator[yaml.Node]:
+    """The root node of each document of ``raw`` that holds something (an empty one composes to null)."""
+    for node in yaml.compose_all(raw, Loader=loader):
+        if node is not None and not (node.__class__ is yaml.ScalarNode and node.tag == _NULL):
+            yield node
+
+
 def parse_located(raw: bytes) -> int:
     # a file's documents are all kept until the file is done, as the baseline's floor keeps them
-    docs = [build_located(node, {}) for node in yaml.compose_all(raw, Loader=StockLoader)
-            if node is not None and not (node.__class__ is yaml.ScalarNode and node.tag == _NULL)]
-    return len(docs)
+    return len([build_located(node, {}) for node in _roots(raw, StockLoader)])
 
 
 def parse_compose(raw: bytes, loader: Any = COMPOSE_LOADER) -> int:
     n = 0
-    for node in yaml.compose_all(raw, Loader=loader):
-        if node is not None and not (node.__class__ is yaml.ScalarNode and node.tag == _NULL):
-            build(node, {})
-            n += 1
+    for node in _roots(raw, loader):
+        build(node, {})
+        n += 1
     return n
 
 

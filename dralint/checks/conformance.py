@@ -94,10 +94,6 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _lc(ctx: Context) -> Lifecycle:
-    return ctx.lifecycle()
-
-
 def _suggest(value: str, options: list[str]) -> str:
     close = closest(value, options, cutoff=0.6) or next((o for o in options if o.lower() == value.lower()), None)
     return f"; did you mean `{close}`?" if close else ""
@@ -377,7 +373,7 @@ def api_version_not_served(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     if classic:
         yield Violation(f"not served by any current Kubernetes: {classic}", ("apiVersion",), on="value")
         return
-    lc = _lc(ctx)
+    lc = ctx.lifecycle()
     if not lc.known:
         return
     v, kind, minor = obj.version, obj.kind, lc.minor
@@ -421,7 +417,7 @@ def api_version_not_served(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
 def api_version_deprecated(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
     if obj.group != GROUP or not obj.kind:
         return
-    lc = _lc(ctx)
+    lc = ctx.lifecycle()
     if not lc.known or not lc.served(obj.version, obj.kind):
         return
     dep = lc.deprecated(obj.version, obj.kind)
@@ -785,7 +781,7 @@ def _admin_access(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
 
 @rule("DRA104", needs=("dra", "claims"))
 def invalid_device_request(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
-    lc = _lc(ctx)
+    lc = ctx.lifecycle()
     # what the API server validates: defaulted, fields of disabled gates dropped (DRA501's)
     obj = admission.admitted(obj, ctx)
     kind = obj.kind
@@ -1069,7 +1065,7 @@ def _may_be_gated(kind: str | None, facets: int, ctx: Context) -> bool:
 
 @rule("DRA501", when=_may_be_gated)
 def feature_gate_required(obj: K8sObject, ctx: Context) -> Iterator[Violation]:
-    lc = _lc(ctx)
+    lc = ctx.lifecycle()
     if not lc.known:
         return
     pod_paths = [ps.path for ps in obj.pod_specs]
